@@ -1,0 +1,189 @@
+//! The bit array of one sub-filter: a run of 512-bit blocks, each one cache line.
+//!
+//! Bit `i` of a block is bit `i % 8` of byte `i / 8` (little-endian words, least
+//! significant bit first). That byte order is also the encoded form: saving a filter writes
+//! these bytes as they are, which is why big-endian targets are refused at compile time.
+
+use bitvec::prelude::{BitArray, Lsb0};
+use std::alloc::{self, Layout as AllocLayout};
+use std::ptr::NonNull;
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("the encoded filter is the in-memory bit array; only little-endian targets are supported");
+
+pub const BLOCK_BITS: u32 = 512;
+pub const BLOCK_BYTES: usize = 64;
+
+/// One cache line of bits. The alignment keeps every block inside a single line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct Block(BitArray<[u64; 8], Lsb0>);
+
+const _: () = assert!(std::mem::size_of::<Block>() == BLOCK_BYTES);
+
+impl Block {
+    /// Sets the given bits; answers whether any of them was clear before.
+    #[inline]
+    pub fn set_all(&mut self, positions: impl Iterator<Item = u32>) -> bool {
+        let mut changed = false;
+        for position in positions {
+            let index = position as usize % BLOCK_BITS as usize;
+            changed |= !self.0[index];
+            self.0.set(index, true);
+        }
+        changed
+    }
+
+    /// Whether every given bit is set.
+    #[inline]
+    pub fn test_all(&self, mut positions: impl Iterator<Item = u32>) -> bool {
+        positions.all(|position| self.0[position as usize % BLOCK_BITS as usize])
+    }
+}
+
+/// Allocation of the bit array failed: the caller answers "insufficient memory".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocationFailed;
+
+/// A zero-initialised, fallibly allocated array of blocks.
+pub struct BlockArray {
+    blocks: NonNull<Block>,
+    len: usize,
+}
+
+// SAFETY: BlockArray owns its allocation exclusively, like a Box<[Block]>.
+unsafe impl Send for BlockArray {}
+unsafe impl Sync for BlockArray {}
+
+impl BlockArray {
+    /// Allocates `count` zeroed blocks, or fails without aborting.
+    ///
+    /// A `Vec` would abort the whole server when the allocator says no; this goes to the
+    /// allocator directly and turns a null pointer into an error.
+    pub fn try_zeroed(count: u64) -> Result<BlockArray, AllocationFailed> {
+        let len = usize::try_from(count).map_err(|_| AllocationFailed)?;
+        if len == 0 {
+            return Ok(BlockArray { blocks: NonNull::dangling(), len });
+        }
+        let layout = AllocLayout::array::<Block>(len).map_err(|_| AllocationFailed)?;
+        // SAFETY: the layout has a non-zero size; an all-zero Block is a valid value.
+        let pointer = unsafe { alloc::alloc_zeroed(layout) };
+        let blocks = NonNull::new(pointer.cast::<Block>()).ok_or(AllocationFailed)?;
+        Ok(BlockArray { blocks, len })
+    }
+
+    pub fn try_clone(&self) -> Result<BlockArray, AllocationFailed> {
+        let mut copy = BlockArray::try_zeroed(self.len as u64)?;
+        copy.as_mut_slice().copy_from_slice(self.as_slice());
+        Ok(copy)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn as_slice(&self) -> &[Block] {
+        // SAFETY: `blocks` points at `len` initialised blocks owned by self (or dangles with
+        // len 0, which is allowed for slices).
+        unsafe { std::slice::from_raw_parts(self.blocks.as_ptr(), self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [Block] {
+        // SAFETY: as in `as_slice`, and `&mut self` makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_ptr(), self.len) }
+    }
+
+    /// The bits as bytes, in the documented bit order.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: Block is 64 plain bytes with no padding (checked above); any byte view of
+        // initialised memory is valid.
+        unsafe { std::slice::from_raw_parts(self.blocks.as_ptr().cast::<u8>(), self.byte_len()) }
+    }
+
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_bytes`; every byte pattern is a valid Block.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.blocks.as_ptr().cast::<u8>(), self.byte_len())
+        }
+    }
+
+    pub fn byte_len(&self) -> usize {
+        self.len * BLOCK_BYTES
+    }
+
+    /// Asks the CPU to start loading a block that will be needed soon.
+    #[inline]
+    pub fn prefetch(&self, index: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if index < self.len {
+            // SAFETY: the address lies inside the allocation; prefetching has no other effect.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(self.blocks.as_ptr().add(index).cast::<i8>());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = index;
+    }
+}
+
+impl Drop for BlockArray {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // The layout was valid when allocating, so it still is.
+            if let Ok(layout) = AllocLayout::array::<Block>(self.len) {
+                // SAFETY: allocated in try_zeroed with this very layout.
+                unsafe { alloc::dealloc(self.blocks.as_ptr().cast::<u8>(), layout) }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_clear_and_remembers_what_was_set() {
+        let mut array = BlockArray::try_zeroed(3).unwrap();
+        assert!(array.as_bytes().iter().all(|&byte| byte == 0));
+        let block = &mut array.as_mut_slice()[1];
+        assert!(!block.test_all([5u32, 300].into_iter()));
+        assert!(block.set_all([5u32, 300].into_iter()));
+        assert!(!block.set_all([5u32, 300].into_iter()), "setting again changes nothing");
+        assert!(block.test_all([300u32, 5].into_iter()));
+        assert!(!block.test_all([5u32, 6].into_iter()));
+    }
+
+    #[test]
+    fn bit_order_is_the_documented_one() {
+        let mut array = BlockArray::try_zeroed(2).unwrap();
+        array.as_mut_slice()[1].set_all([9u32].into_iter());
+        let bytes = array.as_bytes();
+        assert_eq!(bytes.len(), 128);
+        assert_eq!(bytes[64 + 1], 0b10);
+        assert_eq!(bytes.iter().filter(|&&byte| byte != 0).count(), 1);
+    }
+
+    #[test]
+    fn blocks_are_cache_line_aligned() {
+        let array = BlockArray::try_zeroed(5).unwrap();
+        assert_eq!(array.as_bytes().as_ptr() as usize % 64, 0);
+    }
+
+    #[test]
+    fn an_impossible_size_is_an_error_not_an_abort() {
+        assert!(BlockArray::try_zeroed(u64::MAX / 2).is_err());
+        assert!(BlockArray::try_zeroed(1 << 50).is_err());
+    }
+
+    #[test]
+    fn clones_are_equal_and_independent() {
+        let mut array = BlockArray::try_zeroed(2).unwrap();
+        array.as_mut_slice()[0].set_all([1u32].into_iter());
+        let mut copy = array.try_clone().unwrap();
+        assert_eq!(copy.as_bytes(), array.as_bytes());
+        copy.as_mut_slice()[1].set_all([2u32].into_iter());
+        assert_ne!(copy.as_bytes(), array.as_bytes());
+    }
+}

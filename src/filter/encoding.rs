@@ -1,0 +1,249 @@
+//! The binary form of a filter, shared by RDB, AOF rewrite and SCANDUMP/LOADCHUNK.
+//!
+//! A filter is a header followed by its bit arrays. The header describes the chain; the bits
+//! of all links, concatenated in link order, form one byte space that is cut into chunks of
+//! at most [`CHUNK_BYTES`], never crossing a link boundary.
+//!
+//! Header, all integers little-endian:
+//! ```text
+//! magic "RBLF" | version u8 = 1 | flags u8 = 0 | expansion u32 | link count u32
+//! then per link: capacity u64 | error rate f64 | hashes u32 | blocks u64 | items u64
+//! ```
+//! Decoding trusts nothing: every field is range-checked, every link must have the layout
+//! the sizing gives for its parameters, and the links must form a chain this module could
+//! have built. Anything else is refused with an error before memory is allocated.
+
+use super::bits::BLOCK_BYTES;
+use super::chain::{BloomFilter, FilterError};
+use super::params::{Layout, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE, TIGHTENING_RATIO};
+use super::sub_filter::SubFilter;
+
+const MAGIC: &[u8; 4] = b"RBLF";
+const VERSION: u8 = 1;
+const FIXED_HEADER_BYTES: usize = 4 + 1 + 1 + 4 + 4;
+const LINK_HEADER_BYTES: usize = 8 + 8 + 4 + 8 + 8;
+
+/// The largest piece of bit array one SCANDUMP reply, AOF command or RDB string carries.
+pub const CHUNK_BYTES: usize = 16 << 20;
+
+/// No real chain comes near this: the error rate halves per link, and past about 60 links no
+/// layout can reach the rate any more.
+const MAX_LINKS: usize = 128;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Not a header this version wrote, or one that describes no real filter.
+    Malformed(&'static str),
+    /// A valid header for a filter beyond the memory budget.
+    TooLarge,
+    /// The allocator had no memory for it.
+    OutOfMemory,
+}
+
+impl From<FilterError> for DecodeError {
+    fn from(error: FilterError) -> DecodeError {
+        match error {
+            FilterError::OutOfMemory => DecodeError::OutOfMemory,
+            FilterError::TooLarge | FilterError::Full => DecodeError::TooLarge,
+        }
+    }
+}
+
+/// Where a chunk does not fit, in LOADCHUNK's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkError {
+    /// The offset lies in no link.
+    NoLink,
+    /// The chunk starts in a link but runs past its end.
+    TooBig,
+}
+
+pub fn encode_header(filter: &BloomFilter) -> Vec<u8> {
+    let links = filter.links();
+    let mut header = Vec::with_capacity(FIXED_HEADER_BYTES + links.len() * LINK_HEADER_BYTES);
+    header.extend_from_slice(MAGIC);
+    header.push(VERSION);
+    header.push(0);
+    header.extend_from_slice(&filter.expansion_factor().to_le_bytes());
+    header.extend_from_slice(&(links.len() as u32).to_le_bytes());
+    for link in links {
+        let layout = link.layout();
+        header.extend_from_slice(&link.capacity().to_le_bytes());
+        header.extend_from_slice(&link.error_rate().to_le_bytes());
+        header.extend_from_slice(&layout.hashes.to_le_bytes());
+        header.extend_from_slice(&layout.blocks.to_le_bytes());
+        header.extend_from_slice(&link.items().to_le_bytes());
+    }
+    header
+}
+
+/// Builds the filter a header describes, bits all clear, to be filled by its chunks.
+pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<BloomFilter, DecodeError> {
+    let mut reader = Reader(header);
+    if reader.take(4)? != MAGIC {
+        return Err(DecodeError::Malformed("not a redbloom filter header"));
+    }
+    if reader.u8()? != VERSION {
+        return Err(DecodeError::Malformed("unknown encoding version"));
+    }
+    if reader.u8()? != 0 {
+        return Err(DecodeError::Malformed("unknown flags"));
+    }
+    let expansion = reader.u32()?;
+    let link_count = reader.u32()? as usize;
+    if expansion > MAX_EXPANSION {
+        return Err(DecodeError::Malformed("expansion out of range"));
+    }
+    if link_count == 0 || link_count > MAX_LINKS || (expansion == 0 && link_count != 1) {
+        return Err(DecodeError::Malformed("impossible number of links"));
+    }
+    if reader.0.len() != link_count * LINK_HEADER_BYTES {
+        return Err(DecodeError::Malformed("header length does not match its link count"));
+    }
+
+    let mut descriptions = Vec::with_capacity(link_count);
+    for _ in 0..link_count {
+        let description = LinkDescription {
+            capacity: reader.u64()?,
+            error_rate: f64::from_le_bytes(reader.array()?),
+            layout: Layout { hashes: reader.u32()?, blocks: reader.u64()? },
+            items: reader.u64()?,
+        };
+        description.check()?;
+        descriptions.push(description);
+    }
+    check_chain(&descriptions, expansion)?;
+
+    let total_bytes = descriptions
+        .iter()
+        .try_fold(0usize, |sum, link| {
+            usize::try_from(link.layout.blocks).ok()?.checked_mul(BLOCK_BYTES)?.checked_add(sum)
+        })
+        .ok_or(DecodeError::TooLarge)?;
+    if total_bytes > max_bytes {
+        return Err(DecodeError::TooLarge);
+    }
+
+    let mut links = Vec::new();
+    links.try_reserve_exact(link_count).map_err(|_| DecodeError::OutOfMemory)?;
+    for link in &descriptions {
+        links.push(
+            SubFilter::try_restore(link.capacity, link.error_rate, link.layout, link.items)
+                .map_err(|_| DecodeError::OutOfMemory)?,
+        );
+    }
+    Ok(BloomFilter::from_links(links, expansion))
+}
+
+struct LinkDescription {
+    capacity: u64,
+    error_rate: f64,
+    layout: Layout,
+    items: u64,
+}
+
+impl LinkDescription {
+    fn check(&self) -> Result<(), DecodeError> {
+        if self.capacity == 0 {
+            return Err(DecodeError::Malformed("zero capacity"));
+        }
+        if !(self.error_rate > 0.0 && self.error_rate <= MAX_USEFUL_ERROR_RATE) {
+            return Err(DecodeError::Malformed("error rate out of range"));
+        }
+        if self.items > self.capacity {
+            return Err(DecodeError::Malformed("more items than capacity"));
+        }
+        if !self.layout.is_plausible_for(self.capacity, self.error_rate) {
+            return Err(DecodeError::Malformed("layout does not match capacity and error rate"));
+        }
+        Ok(())
+    }
+}
+
+fn check_chain(links: &[LinkDescription], expansion: u32) -> Result<(), DecodeError> {
+    for pair in links.windows(2) {
+        let (older, newer) = (&pair[0], &pair[1]);
+        let grown = older.capacity.checked_mul(u64::from(expansion));
+        if grown != Some(newer.capacity)
+            || newer.error_rate != older.error_rate * TIGHTENING_RATIO
+            || older.items != older.capacity
+        {
+            return Err(DecodeError::Malformed("links do not form a chain"));
+        }
+    }
+    Ok(())
+}
+
+/// The chunks of a filter in order, each with the offset just past its end.
+pub fn chunks(filter: &BloomFilter) -> impl Iterator<Item = (u64, &[u8])> {
+    let mut end = 0u64;
+    filter.links().iter().flat_map(|link| link.bytes().chunks(CHUNK_BYTES)).map(move |chunk| {
+        end += chunk.len() as u64;
+        (end, chunk)
+    })
+}
+
+/// The chunks of a filter as writable slices, in the order [`chunks`] yields them.
+pub fn chunks_mut(filter: &mut BloomFilter) -> impl Iterator<Item = &mut [u8]> {
+    filter.links_mut().iter_mut().flat_map(|link| link.bytes_mut().chunks_mut(CHUNK_BYTES))
+}
+
+/// The chunk that starts at `offset` in the byte space, or `None` past the end.
+pub fn chunk_at(filter: &BloomFilter, offset: u64) -> Option<&[u8]> {
+    let (link, start) = locate(filter.links().iter().map(SubFilter::bytes), offset)?;
+    let end = link.len().min(start + CHUNK_BYTES);
+    Some(&link[start..end])
+}
+
+/// Writes a chunk received from LOADCHUNK at `offset`.
+pub fn write_chunk(filter: &mut BloomFilter, offset: u64, data: &[u8]) -> Result<(), ChunkError> {
+    let links = filter.links_mut().iter_mut().map(SubFilter::bytes_mut);
+    let (link, start) = locate(links, offset).ok_or(ChunkError::NoLink)?;
+    let target = link.get_mut(start..start + data.len()).ok_or(ChunkError::TooBig)?;
+    target.copy_from_slice(data);
+    Ok(())
+}
+
+/// The link holding byte `offset` of the byte space, and the offset inside it.
+fn locate<L: AsRef<[u8]>>(links: impl Iterator<Item = L>, offset: u64) -> Option<(L, usize)> {
+    let mut start = 0u64;
+    for link in links {
+        let len = link.as_ref().len() as u64;
+        if offset < start + len {
+            return Some((link, (offset - start) as usize));
+        }
+        start += len;
+    }
+    None
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.0.len() < n {
+            return Err(DecodeError::Malformed("header is truncated"));
+        }
+        let (taken, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(taken)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut array = [0; N];
+        array.copy_from_slice(self.take(N)?);
+        Ok(array)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+}

@@ -1,0 +1,21 @@
+//! The Bloom filter itself, in plain Rust: nothing here knows about Redis.
+//!
+//! - [`params`]: limits of what users may ask for, and sizing into a layout;
+//! - [`hash`]: one xxh3-128 per item, turned into a block and bit positions;
+//! - [`bits`]: the cache-line-blocked bit array;
+//! - [`sub_filter`]: one fixed-size filter;
+//! - [`chain`]: the scalable filter, a chain of sub-filters;
+//! - [`encoding`]: the binary form used by RDB, AOF and SCANDUMP/LOADCHUNK.
+
+pub mod bits;
+pub mod chain;
+pub mod encoding;
+pub mod hash;
+pub mod params;
+pub mod sub_filter;
+
+#[cfg(test)]
+mod properties;
+
+pub use chain::{BloomFilter, FilterError};
+pub use hash::ItemHash;

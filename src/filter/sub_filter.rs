@@ -1,0 +1,96 @@
+//! One fixed-size Bloom filter: a link of the scalable chain.
+
+use super::bits::{AllocationFailed, BlockArray};
+use super::hash::ItemHash;
+use super::params::Layout;
+
+pub struct SubFilter {
+    capacity: u64,
+    error_rate: f64,
+    layout: Layout,
+    /// Items added to this link; the link is full when it reaches `capacity`.
+    items: u64,
+    bits: BlockArray,
+}
+
+impl SubFilter {
+    /// An empty link sized for `capacity` items at `error_rate`. The caller has checked the
+    /// parameters and the memory budget (see [`Layout::for_capacity`]).
+    pub fn try_new(capacity: u64, error_rate: f64, layout: Layout) -> Result<SubFilter, AllocationFailed> {
+        Ok(SubFilter { capacity, error_rate, layout, items: 0, bits: BlockArray::try_zeroed(layout.blocks)? })
+    }
+
+    /// A link rebuilt from decoded parameters, its bits still clear.
+    pub fn try_restore(
+        capacity: u64,
+        error_rate: f64,
+        layout: Layout,
+        items: u64,
+    ) -> Result<SubFilter, AllocationFailed> {
+        let mut link = SubFilter::try_new(capacity, error_rate, layout)?;
+        link.items = items;
+        Ok(link)
+    }
+
+    pub fn try_clone(&self) -> Result<SubFilter, AllocationFailed> {
+        Ok(SubFilter {
+            capacity: self.capacity,
+            error_rate: self.error_rate,
+            layout: self.layout,
+            items: self.items,
+            bits: self.bits.try_clone()?,
+        })
+    }
+
+    #[inline]
+    pub fn contains(&self, hash: &ItemHash) -> bool {
+        let block = &self.bits.as_slice()[hash.block_index(self.layout.blocks)];
+        block.test_all(hash.bit_positions(self.layout.hashes))
+    }
+
+    /// Sets the item's bits and counts it. Answers whether any bit changed.
+    #[inline]
+    pub fn insert(&mut self, hash: &ItemHash) -> bool {
+        let index = hash.block_index(self.layout.blocks);
+        let changed = self.bits.as_mut_slice()[index].set_all(hash.bit_positions(self.layout.hashes));
+        self.items += 1;
+        changed
+    }
+
+    #[inline]
+    pub fn prefetch(&self, hash: &ItemHash) {
+        self.bits.prefetch(hash.block_index(self.layout.blocks));
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.items >= self.capacity
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    pub fn error_rate(&self) -> f64 {
+        self.error_rate
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.bits.as_bytes()
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.bits.as_bytes_mut()
+    }
+
+    pub fn byte_len(&self) -> usize {
+        self.bits.byte_len()
+    }
+}
