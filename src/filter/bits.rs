@@ -102,9 +102,7 @@ impl BlockArray {
 
     pub fn as_bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `as_bytes`; every byte pattern is a valid Block.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.blocks.as_ptr().cast::<u8>(), self.byte_len())
-        }
+        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_ptr().cast::<u8>(), self.byte_len()) }
     }
 
     pub fn byte_len(&self) -> usize {

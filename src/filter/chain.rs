@@ -109,7 +109,8 @@ impl BloomFilter {
             return Err(FilterError::Full);
         }
         let newest = self.newest();
-        let capacity = newest.capacity().checked_mul(u64::from(self.expansion)).ok_or(FilterError::TooLarge)?;
+        let capacity =
+            newest.capacity().checked_mul(u64::from(self.expansion)).ok_or(FilterError::TooLarge)?;
         let error_rate = newest.error_rate() * TIGHTENING_RATIO;
         let layout = layout_within_budget(capacity, error_rate, self.bits_bytes(), max_bytes)?;
         self.links.try_reserve(1).map_err(|_| FilterError::OutOfMemory)?;

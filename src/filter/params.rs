@@ -70,8 +70,7 @@ impl Layout {
         let last = (classic_hashes + 4).min(MAX_HASHES);
         (first..=last)
             .filter_map(|hashes| {
-                smallest_block_count(capacity, error_rate, hashes)
-                    .map(|blocks| Layout { blocks, hashes })
+                smallest_block_count(capacity, error_rate, hashes).map(|blocks| Layout { blocks, hashes })
             })
             .min_by_key(|layout| (layout.blocks, layout.hashes))
     }
@@ -132,12 +131,10 @@ pub fn blocked_false_positive_rate(items_per_block: f64, hashes: u32) -> f64 {
 /// so the uncounted share is below `error_rate / 2`; the sizing assumes that many more items.
 fn smallest_block_count(capacity: u64, error_rate: f64, hashes: u32) -> Option<u64> {
     let items = capacity as f64 * (1.0 + error_rate / 2.0);
-    let meets = |blocks: u64| {
-        blocked_false_positive_rate(items / blocks as f64, hashes) <= error_rate
-    };
+    let meets = |blocks: u64| blocked_false_positive_rate(items / blocks as f64, hashes) <= error_rate;
     // 2^k bits per item is far past any optimum: a safe upper bound that always meets.
-    let mut high = (capacity as u128 * (1u128 << hashes.min(20)) / BLOCK_BITS as u128 + 1)
-        .min(u64::MAX as u128) as u64;
+    let mut high =
+        (capacity as u128 * (1u128 << hashes.min(20)) / BLOCK_BITS as u128 + 1).min(u64::MAX as u128) as u64;
     if !meets(high) {
         return None;
     }

@@ -17,8 +17,7 @@ fn round_trip(filter: &BloomFilter) -> BloomFilter {
 }
 
 fn same_filter(a: &BloomFilter, b: &BloomFilter) -> bool {
-    encoding::encode_header(a) == encoding::encode_header(b)
-        && encoding::chunks(a).eq(encoding::chunks(b))
+    encoding::encode_header(a) == encoding::encode_header(b) && encoding::chunks(a).eq(encoding::chunks(b))
 }
 
 /// Adds `count` distinct items, `prefix`-tagged; answers how many were counted as new.
@@ -188,4 +187,3 @@ proptest! {
         let _ = encoding::decode_header(&bytes, 1 << 30);
     }
 }
-

@@ -1,0 +1,64 @@
+//! BF.SCANDUMP and BF.LOADCHUNK: a filter moved in pieces, through the same encoding as RDB
+//! and AOF.
+//!
+//! Iterators: 0 asks for the header, answered with iterator 1; any other iterator `i` asks
+//! for the chunk at byte `i - 1` of the bit arrays, answered with `i + chunk length`, so
+//! that LOADCHUNK finds the chunk's start as `iterator - 1 - length`. The end is `[0, ""]`.
+
+use super::parse;
+use super::{BfError, Call};
+use crate::filter::encoding;
+
+const HEADER_ITERATOR: i64 = 1;
+
+/// BF.SCANDUMP key iterator
+pub fn scandump(call: &Call) -> Result<(), BfError> {
+    let iterator = parse::integer(call.arg(2))
+        .filter(|&iterator| iterator >= 0)
+        .ok_or(BfError::ScanDumpIteratorNotNumeric)?;
+    let key = call.open_key();
+    let filter = key.filter()?.ok_or(BfError::NotFound)?;
+    call.reply_array(2);
+    if iterator == 0 {
+        call.reply_integer(HEADER_ITERATOR);
+        call.reply_bulk(&encoding::encode_header(filter));
+        return Ok(());
+    }
+    match encoding::chunk_at(filter, iterator as u64 - 1) {
+        Some(chunk) => {
+            call.reply_integer(iterator + chunk.len() as i64);
+            call.reply_bulk(chunk);
+        }
+        None => {
+            call.reply_integer(0);
+            call.reply_bulk(b"");
+        }
+    }
+    Ok(())
+}
+
+/// BF.LOADCHUNK key iterator data
+pub fn loadchunk(call: &Call) -> Result<(), BfError> {
+    let iterator = parse::integer(call.arg(2)).ok_or(BfError::LoadChunkIteratorNotNumeric)?;
+    let data = call.arg(3);
+    let mut key = call.open_key_for_writing();
+    if iterator == HEADER_ITERATOR {
+        if key.filter()?.is_some() {
+            return Err(BfError::ItemExists);
+        }
+        let filter = encoding::decode_header(data, call.max_filter_bytes())?;
+        key.store(filter)?;
+        call.notify(c"bf.reserve");
+    } else {
+        let filter = key.filter_mut()?.ok_or(BfError::NotFound)?;
+        let offset = iterator
+            .checked_sub(1 + data.len() as i64)
+            .and_then(|offset| u64::try_from(offset).ok())
+            .ok_or(BfError::NoLink)?;
+        encoding::write_chunk(filter, offset, data)?;
+        call.notify(c"bf.loadchunk");
+    }
+    call.reply_ok();
+    call.replicate_verbatim();
+    Ok(())
+}

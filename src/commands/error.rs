@@ -1,0 +1,99 @@
+//! Every error a BF.* command answers, with its exact text from bf-commands.md.
+//!
+//! Clients compare these strings byte for byte. A message without a leading error code
+//! (`Bad capacity`, `Nonscaling filters cannot expand`, ...) is sent as it is: its first
+//! word becomes the error code, exactly as RedisBloom sends it.
+
+use crate::filter::encoding::{ChunkError, DecodeError};
+use crate::filter::FilterError;
+use std::ffi::CStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BfError {
+    /// Answered with Redis's own arity error, naming the command.
+    WrongArity,
+    WrongType,
+    NotFound,
+    ItemExists,
+    BadErrorRate,
+    ErrorRateOutOfRange,
+    BadCapacity,
+    CapacityOutOfRange,
+    NoExpansion,
+    BadExpansion,
+    ExpansionOutOfRange,
+    NonScalingCannotExpand,
+    InsufficientMemory,
+    NonScalingFull,
+    InsertBadErrorRate,
+    InsertBadCapacity,
+    InsertBadExpansion,
+    UnknownArgument,
+    InvalidInfoField,
+    ScanDumpIteratorNotNumeric,
+    LoadChunkIteratorNotNumeric,
+    BadData,
+    NoLink,
+    ChunkTooBig,
+    /// A bug caught by the panic guard; the server lives on.
+    Internal,
+}
+
+impl BfError {
+    pub fn message(self) -> &'static CStr {
+        match self {
+            BfError::WrongArity => c"ERR wrong number of arguments",
+            BfError::WrongType => c"WRONGTYPE Operation against a key holding the wrong kind of value",
+            BfError::NotFound => c"ERR not found",
+            BfError::ItemExists => c"ERR item exists",
+            BfError::BadErrorRate => c"ERR bad error rate",
+            BfError::ErrorRateOutOfRange => c"ERR error rate must be in the range (0.000000, 1.000000)",
+            BfError::BadCapacity => c"ERR bad capacity",
+            BfError::CapacityOutOfRange => c"ERR capacity must be in the range [1, 1073741824]",
+            BfError::NoExpansion => c"ERR no expansion",
+            BfError::BadExpansion => c"ERR bad expansion",
+            BfError::ExpansionOutOfRange => c"ERR expansion must be in the range [0, 32768]",
+            BfError::NonScalingCannotExpand => c"Nonscaling filters cannot expand",
+            BfError::InsufficientMemory => c"ERR Insufficient memory to create filter",
+            BfError::NonScalingFull => c"ERR non scaling filter is full",
+            BfError::InsertBadErrorRate => c"Bad error rate",
+            BfError::InsertBadCapacity => c"Bad capacity",
+            BfError::InsertBadExpansion => c"Bad expansion",
+            BfError::UnknownArgument => c"Unknown argument received",
+            BfError::InvalidInfoField => c"Invalid information value",
+            BfError::ScanDumpIteratorNotNumeric => c"Second argument must be numeric",
+            BfError::LoadChunkIteratorNotNumeric => c"ERR Second argument must be numeric",
+            BfError::BadData => c"ERR received bad data",
+            BfError::NoLink => c"ERR invalid offset - no link found",
+            BfError::ChunkTooBig => c"ERR invalid chunk - Too big for current filter",
+            BfError::Internal => c"ERR internal error in redbloom, see the server log",
+        }
+    }
+}
+
+impl From<FilterError> for BfError {
+    fn from(error: FilterError) -> BfError {
+        match error {
+            FilterError::Full => BfError::NonScalingFull,
+            FilterError::TooLarge | FilterError::OutOfMemory => BfError::InsufficientMemory,
+        }
+    }
+}
+
+impl From<DecodeError> for BfError {
+    fn from(error: DecodeError) -> BfError {
+        match error {
+            DecodeError::Malformed(_) => BfError::BadData,
+            DecodeError::TooLarge | DecodeError::OutOfMemory => BfError::InsufficientMemory,
+        }
+    }
+}
+
+impl From<ChunkError> for BfError {
+    fn from(error: ChunkError) -> BfError {
+        match error {
+            ChunkError::NoLink => BfError::NoLink,
+            ChunkError::TooBig => BfError::ChunkTooBig,
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! BF.INFO and BF.DEBUG.
+
+use super::parse::is_keyword;
+use super::{BfError, Call};
+use crate::filter::BloomFilter;
+use std::ffi::CStr;
+
+/// The five pairs of BF.INFO, in their order. go-redis refuses labels it does not know, so
+/// nothing may be added here: new information needs a new optional field.
+const FIELDS: [(&str, &CStr); 5] = [
+    ("CAPACITY", c"Capacity"),
+    ("SIZE", c"Size"),
+    ("FILTERS", c"Number of filters"),
+    ("ITEMS", c"Number of items inserted"),
+    ("EXPANSION", c"Expansion rate"),
+];
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+pub fn info(call: &Call) -> Result<(), BfError> {
+    if call.argc() > 3 {
+        return Err(BfError::WrongArity);
+    }
+    let key = call.open_key();
+    let filter = key.filter()?.ok_or(BfError::NotFound)?;
+    if call.argc() == 2 {
+        call.reply_map(FIELDS.len());
+        for (index, (_, label)) in FIELDS.iter().enumerate() {
+            call.reply_simple(label);
+            reply_value(call, filter, index);
+        }
+        return Ok(());
+    }
+    let asked = call.arg(2);
+    let index =
+        FIELDS.iter().position(|(name, _)| is_keyword(asked, name)).ok_or(BfError::InvalidInfoField)?;
+    if call.is_resp3() {
+        call.reply_map(1);
+        call.reply_simple(FIELDS[index].1);
+    } else {
+        call.reply_array(1);
+    }
+    reply_value(call, filter, index);
+    Ok(())
+}
+
+fn reply_value(call: &Call, filter: &BloomFilter, field: usize) {
+    let value = match field {
+        0 => Some(filter.capacity()),
+        1 => Some(filter.memory_bytes() as u64),
+        2 => Some(filter.links().len() as u64),
+        3 => Some(filter.items()),
+        _ => filter.expansion().map(u64::from),
+    };
+    match value {
+        Some(value) => call.reply_integer(value as i64),
+        None => call.reply_null(),
+    }
+}
+
+/// BF.DEBUG key: the item count, then one line per sub-filter.
+pub fn debug(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    let filter = key.filter()?.ok_or(BfError::NotFound)?;
+    call.reply_array(1 + filter.links().len());
+    call.reply_bulk(format!("size:{}", filter.items()).as_bytes());
+    for link in filter.links() {
+        let layout = link.layout();
+        let line = format!(
+            "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+            link.byte_len(),
+            layout.bits(),
+            layout.hashes,
+            link.capacity(),
+            link.items(),
+            format_like_printf_g(link.error_rate())
+        );
+        call.reply_bulk(line.as_bytes());
+    }
+    Ok(())
+}
+
+/// C's `%g`: six significant digits, trailing zeros dropped, scientific notation when the
+/// exponent is below -4 or at least 6. RedisBloom prints the ratio this way.
+fn format_like_printf_g(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return value.to_string();
+    }
+    let scientific = format!("{value:.5e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if !(-4..6).contains(&exponent) {
+        let mantissa = trim_fraction(mantissa);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        trim_fraction(&format!("{value:.*}", (5 - exponent) as usize)).to_string()
+    }
+}
+
+fn trim_fraction(number: &str) -> &str {
+    if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_like_printf_g;
+
+    #[test]
+    fn formats_like_printf() {
+        assert_eq!(format_like_printf_g(0.01), "0.01");
+        assert_eq!(format_like_printf_g(0.005), "0.005");
+        assert_eq!(format_like_printf_g(0.000078125), "7.8125e-05");
+        assert_eq!(format_like_printf_g(0.0001), "0.0001");
+        assert_eq!(format_like_printf_g(0.25), "0.25");
+        assert_eq!(format_like_printf_g(1.0 / 3.0), "0.333333");
+        assert_eq!(format_like_printf_g(1e-10), "1e-10");
+    }
+}

@@ -1,0 +1,42 @@
+//! BF.EXISTS, BF.MEXISTS and BF.CARD.
+
+use super::{BfError, Call};
+use crate::filter::ItemHash;
+
+/// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
+pub fn exists(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    let present = match key.filter() {
+        Ok(Some(filter)) => filter.contains(call.arg(2)),
+        _ => false,
+    };
+    call.reply_bool(present);
+    Ok(())
+}
+
+/// BF.MEXISTS key item [item ...]
+pub fn mexists(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    call.reply_array(call.argc() - 2);
+    let Ok(Some(filter)) = key.filter() else {
+        (2..call.argc()).for_each(|_| call.reply_bool(false));
+        return Ok(());
+    };
+    // All hashes and prefetches first: the cache misses of the batch then overlap.
+    let hashes: Vec<ItemHash> = call.args_from(2).map(ItemHash::of).collect();
+    for hash in &hashes {
+        filter.prefetch(hash);
+    }
+    for hash in &hashes {
+        call.reply_bool(filter.contains_hash(hash));
+    }
+    Ok(())
+}
+
+/// BF.CARD key: the adds that answered 1; 0 for a missing key.
+pub fn card(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    let items = key.filter()?.map_or(0, |filter| filter.items());
+    call.reply_integer(items as i64);
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! Server-wide defaults and limits: module configs (`CONFIG GET/SET bf.*`, or lines in
+//! redis.conf) and `loadmodule` arguments, including RedisBloom's `ERROR_RATE` and
+//! `INITIAL_SIZE`.
+
+use crate::filter::params::{self, MAX_CAPACITY, MAX_EXPANSION};
+use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
+use redis_module::{RedisError, RedisString};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+pub const DEFAULT_ERROR_RATE: &str = "0.01";
+pub const DEFAULT_INITIAL_SIZE: i64 = 100;
+pub const DEFAULT_EXPANSION: i64 = 2;
+/// 4 GiB: a billion items at 0.1% (about 1.9 GB) still fits, while a typo such as a rate of
+/// 1e-7 on a billion items (about 6 GB) is refused before it can take the machine's memory.
+pub const DEFAULT_MAX_FILTER_BYTES: i64 = 4 << 30;
+/// Smaller than this no filter of the minimum capacity fits.
+pub const MIN_MAX_FILTER_BYTES: i64 = 1 << 12;
+
+pub static ERROR_RATE: ErrorRateConfig = ErrorRateConfig(AtomicU64::new(0x3F84_7AE1_47AE_147B)); // 0.01
+pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
+pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
+pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
+
+/// Parameters of a filter that a command creates without being told them.
+#[derive(Debug, Clone, Copy)]
+pub struct Defaults {
+    pub error_rate: f64,
+    pub capacity: u64,
+    pub expansion: u32,
+}
+
+pub fn defaults() -> Defaults {
+    Defaults {
+        error_rate: ERROR_RATE.value(),
+        capacity: INITIAL_SIZE.load(Ordering::Relaxed) as u64,
+        expansion: EXPANSION.load(Ordering::Relaxed) as u32,
+    }
+}
+
+pub fn max_filter_bytes() -> usize {
+    MAX_FILTER_BYTES.load(Ordering::Relaxed) as usize
+}
+
+/// The error rate is a string config: Redis has no floating-point module configs.
+pub struct ErrorRateConfig(AtomicU64);
+
+impl ErrorRateConfig {
+    pub fn value(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+
+    fn store_text(&self, text: &str) -> Result<(), String> {
+        let rate = text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(|rate| params::checked_error_rate(rate).ok().map(|checked| (rate, checked)));
+        let Some((asked, rate)) = rate else {
+            return Err(format!("error rate must be a number in the range (0, 1), got '{text}'"));
+        };
+        if rate != asked {
+            redis_module::logging::log_notice(format!(
+                "redbloom: error rate {asked} capped to {rate}: higher rates make a filter useless"
+            ));
+        }
+        self.0.store(rate.to_bits(), Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl ConfigurationValue<RedisString> for ErrorRateConfig {
+    fn get(&self, _ctx: &ConfigurationContext) -> RedisString {
+        RedisString::create(None, self.value().to_string().as_str())
+    }
+
+    fn set(&self, _ctx: &ConfigurationContext, value: RedisString) -> Result<(), RedisError> {
+        let text = value.try_as_str()?;
+        self.store_text(text).map_err(RedisError::String)
+    }
+}
+
+/// Applies `loadmodule` arguments, given as name/value pairs. Names are case-insensitive and
+/// may be RedisBloom's (`ERROR_RATE`, `INITIAL_SIZE`) or this module's config names.
+pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
+    if args.len() % 2 != 0 {
+        return Err("module arguments come in name/value pairs".to_string());
+    }
+    for pair in args.chunks(2) {
+        let name = pair[0].to_string_lossy().to_ascii_lowercase();
+        let value = pair[1].to_string_lossy();
+        let name = name.strip_prefix("bf.").unwrap_or(&name).replace('_', "-");
+        match name.as_str() {
+            "error-rate" => ERROR_RATE.store_text(&value)?,
+            "initial-size" => store_integer(&INITIAL_SIZE, "initial-size", &value, 1, MAX_CAPACITY as i64)?,
+            "expansion" | "expansion-factor" => {
+                store_integer(&EXPANSION, "expansion-factor", &value, 0, MAX_EXPANSION as i64)?
+            }
+            "max-filter-bytes" => {
+                store_integer(&MAX_FILTER_BYTES, "max-filter-bytes", &value, MIN_MAX_FILTER_BYTES, i64::MAX)?
+            }
+            _ => return Err(format!("unknown module argument '{}'", pair[0].to_string_lossy())),
+        }
+    }
+    Ok(())
+}
+
+fn store_integer(target: &AtomicI64, name: &str, text: &str, min: i64, max: i64) -> Result<(), String> {
+    match text.trim().parse::<i64>() {
+        Ok(value) if (min..=max).contains(&value) => {
+            target.store(value, Ordering::Relaxed);
+            Ok(())
+        }
+        _ => Err(format!("{name} must be an integer in the range [{min}, {max}], got '{text}'")),
+    }
+}

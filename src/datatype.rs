@@ -1,0 +1,226 @@
+//! The `MBbloom--` data type: how Redis saves, loads, rewrites, digests, measures, copies and
+//! frees a filter. Every callback runs inside a panic guard, and every read is checked: a
+//! corrupt RDB file or RESTORE payload is refused, never trusted.
+
+use crate::filter::encoding;
+use crate::filter::BloomFilter;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+/// RedisBloom's encoding versions are 0 to 4. Ours differs, so that each module recognises
+/// the other's data and refuses it cleanly instead of misreading it.
+pub const ENCODING_VERSION: i32 = 100;
+
+/// Free a filter in the background when it holds more than this many bytes per unit of
+/// effort reported; Redis frees lazily above an effort of 64, that is above 256 KiB.
+const BYTES_PER_FREE_EFFORT: usize = 4096;
+
+pub static BLOOM_TYPE: RedisType = RedisType::new(
+    "MBbloom--",
+    ENCODING_VERSION,
+    raw::RedisModuleTypeMethods {
+        // Version 2 carries free_effort and copy, and is understood by every Redis from 6.0.
+        version: 2,
+        rdb_load: Some(rdb_load),
+        rdb_save: Some(rdb_save),
+        aof_rewrite: Some(aof_rewrite),
+        mem_usage: Some(mem_usage),
+        digest: Some(digest),
+        free: Some(free),
+        aux_load: None,
+        aux_save: None,
+        aux_save_triggers: 0,
+        free_effort: Some(free_effort),
+        unlink: None,
+        copy: Some(copy),
+        defrag: None,
+        mem_usage2: None,
+        free_effort2: None,
+        unlink2: None,
+        copy2: None,
+        aux_save2: None,
+    },
+);
+
+/// Runs a callback, turning a panic into `fallback` and a log line instead of an abort.
+fn guarded<T>(what: &str, fallback: T, callback: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(callback)).unwrap_or_else(|_| {
+        redis_module::logging::log_warning(format!("redbloom: {what} panicked; refused"));
+        fallback
+    })
+}
+
+/// # Safety
+/// `value` is a pointer this module stored: a live `Box<BloomFilter>`.
+unsafe fn filter_ref<'a>(value: *const c_void) -> &'a BloomFilter {
+    unsafe { &*value.cast::<BloomFilter>() }
+}
+
+extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    guarded("rdb_save", (), || {
+        // SAFETY: Redis hands back a value of this type and a live IO handle.
+        let filter = unsafe { filter_ref(value) };
+        let Some(save) = (unsafe { raw::RedisModule_SaveStringBuffer }) else {
+            return;
+        };
+        let header = encoding::encode_header(filter);
+        unsafe { save(rdb, header.as_ptr().cast(), header.len()) };
+        for (_, chunk) in encoding::chunks(filter) {
+            unsafe { save(rdb, chunk.as_ptr().cast(), chunk.len()) };
+        }
+    })
+}
+
+extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
+    guarded("rdb_load", ptr::null_mut(), || {
+        if encoding_version != ENCODING_VERSION {
+            redis_module::logging::log_warning(format!(
+                "redbloom: refusing MBbloom-- data of encoding version {encoding_version} \
+                 (RedisBloom's format?); this module reads version {ENCODING_VERSION}"
+            ));
+            return ptr::null_mut();
+        }
+        match load_filter(rdb) {
+            Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
+            Err(reason) => {
+                redis_module::logging::log_warning(format!("redbloom: refusing a stored filter: {reason}"));
+                ptr::null_mut()
+            }
+        }
+    })
+}
+
+fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<BloomFilter, String> {
+    let header = RdbBuffer::load(rdb)?;
+    // Loading has no memory budget: what was saved must load. Allocation stays fallible.
+    let mut filter =
+        encoding::decode_header(header.bytes(), usize::MAX).map_err(|error| format!("{error:?}"))?;
+    for chunk in encoding::chunks_mut(&mut filter) {
+        let buffer = RdbBuffer::load(rdb)?;
+        if buffer.bytes().len() != chunk.len() {
+            return Err("a chunk's length does not match its header".to_string());
+        }
+        chunk.copy_from_slice(buffer.bytes());
+    }
+    Ok(filter)
+}
+
+/// A string read from an RDB, freed with Redis's allocator.
+struct RdbBuffer {
+    pointer: *mut u8,
+    len: usize,
+}
+
+impl RdbBuffer {
+    fn load(rdb: *mut raw::RedisModuleIO) -> Result<RdbBuffer, String> {
+        let mut len = 0usize;
+        // SAFETY: a live IO handle; the API returns null or a buffer of `len` bytes.
+        let pointer =
+            unsafe { raw::RedisModule_LoadStringBuffer.map_or(ptr::null_mut(), |f| f(rdb, &mut len)) };
+        let buffer = RdbBuffer { pointer: pointer.cast(), len };
+        let io_error = unsafe { raw::RedisModule_IsIOError.is_some_and(|f| f(rdb) != 0) };
+        if io_error || buffer.pointer.is_null() {
+            return Err("short read".to_string());
+        }
+        Ok(buffer)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: checked non-null in `load`; `len` bytes owned by this buffer.
+        unsafe { std::slice::from_raw_parts(self.pointer, self.len) }
+    }
+}
+
+impl Drop for RdbBuffer {
+    fn drop(&mut self) {
+        if !self.pointer.is_null() {
+            // SAFETY: allocated by Redis for us.
+            unsafe { raw::RedisModule_Free.map(|f| f(self.pointer.cast())) };
+        }
+    }
+}
+
+/// The AOF gets a BF.LOADCHUNK per piece: the header, then chunks of at most 16 MiB, so no
+/// command approaches proto-max-bulk-len whatever the filter's size.
+extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    guarded("aof_rewrite", (), || {
+        // SAFETY: as in rdb_save.
+        let filter = unsafe { filter_ref(value) };
+        let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
+            return;
+        };
+        let emit_piece = |iterator: u64, bytes: &[u8]| unsafe {
+            emit(
+                aof,
+                c"BF.LOADCHUNK".as_ptr(),
+                c"slb".as_ptr(),
+                key,
+                iterator as i64,
+                bytes.as_ptr(),
+                bytes.len(),
+            );
+        };
+        emit_piece(1, &encoding::encode_header(filter));
+        for (end, chunk) in encoding::chunks(filter) {
+            emit_piece(end + 1, chunk);
+        }
+    })
+}
+
+extern "C" fn mem_usage(value: *const c_void) -> usize {
+    // SAFETY: as in rdb_save.
+    guarded("mem_usage", 0, || unsafe { filter_ref(value) }.memory_bytes())
+}
+
+extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    guarded("digest", (), || {
+        // SAFETY: as in rdb_save; the digest handle is live for the call.
+        let filter = unsafe { filter_ref(value) };
+        let (Some(add), Some(end)) = (unsafe { raw::RedisModule_DigestAddStringBuffer }, unsafe {
+            raw::RedisModule_DigestEndSequence
+        }) else {
+            return;
+        };
+        let header = encoding::encode_header(filter);
+        unsafe { add(md, header.as_ptr().cast(), header.len()) };
+        for (_, chunk) in encoding::chunks(filter) {
+            unsafe { add(md, chunk.as_ptr().cast(), chunk.len()) };
+        }
+        unsafe { end(md) };
+    })
+}
+
+extern "C" fn free(value: *mut c_void) {
+    guarded("free", (), || {
+        if !value.is_null() {
+            // SAFETY: Redis gives up its value; we stored it as a Box<BloomFilter>.
+            drop(unsafe { Box::from_raw(value.cast::<BloomFilter>()) });
+        }
+    })
+}
+
+extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
+    // SAFETY: as in rdb_save.
+    guarded("free_effort", 1, || unsafe { filter_ref(value) }.bits_bytes() / BYTES_PER_FREE_EFFORT + 1)
+}
+
+extern "C" fn copy(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    guarded("copy", ptr::null_mut(), || {
+        // SAFETY: as in rdb_save.
+        match unsafe { filter_ref(value) }.try_clone() {
+            Ok(copy) => Box::into_raw(Box::new(copy)).cast(),
+            Err(_) => ptr::null_mut(),
+        }
+    })
+}

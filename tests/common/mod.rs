@@ -1,0 +1,318 @@
+//! A real redis-server per test: a free loopback port, a temporary directory, the freshly
+//! built module loaded, stopped and removed when the test ends.
+#![allow(dead_code)] // each test binary uses its own part of this harness
+
+use redis::{Connection, ProtocolVersion, Value};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+pub fn module_path() -> PathBuf {
+    let path = std::env::var_os("REDBLOOM_MODULE").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredbloom.so")
+    });
+    assert!(path.exists(), "{} is missing: build it first (make test does)", path.display());
+    path
+}
+
+fn redis_server() -> String {
+    std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_string())
+}
+
+pub struct Server {
+    pub port: u16,
+    dir: PathBuf,
+    module_args: Vec<String>,
+    config: Vec<String>,
+    child: Option<Child>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Server::start_with(&[], &[])
+    }
+
+    /// `module_args` follow the module's path on the loadmodule line; `config` are extra
+    /// `--name value` pairs for redis-server.
+    pub fn start_with(module_args: &[&str], config: &[&str]) -> Server {
+        let dir = std::env::temp_dir().join(format!(
+            "redbloom-test-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temporary directory");
+        let mut server = Server {
+            port: 0,
+            dir,
+            module_args: module_args.iter().map(|s| s.to_string()).collect(),
+            config: config.iter().map(|s| s.to_string()).collect(),
+            child: None,
+        };
+        server.launch();
+        server
+    }
+
+    /// Starts redis-server; a port taken in between is retried with another.
+    fn launch(&mut self) {
+        for _ in 0..5 {
+            if self.port == 0 || self.child.is_some() {
+                self.port = free_port();
+            }
+            let child = self.spawn();
+            self.child = Some(child);
+            if self.wait_ready() {
+                return;
+            }
+            self.kill();
+            if !self.log().contains("Address already in use") {
+                break;
+            }
+            self.port = 0;
+        }
+        panic!("redis-server did not start; its log:\n{}", self.log());
+    }
+
+    fn spawn(&self) -> Child {
+        let mut command = Command::new(redis_server());
+        command
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(["--logfile", "redis.log", "--save", "", "--daemonize", "no"])
+            .args(["--enable-debug-command", "yes", "--enable-module-command", "yes"])
+            .arg("--loadmodule")
+            .arg(module_path())
+            .args(&self.module_args)
+            .args(&self.config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command.spawn().expect("redis-server could not be run: is it installed? (make test installs it)")
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return false;
+                }
+            }
+            if let Ok(mut con) = self.try_connection(ProtocolVersion::RESP2) {
+                if redis::cmd("PING").query::<String>(&mut con).is_ok() {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    fn try_connection(&self, protocol: ProtocolVersion) -> redis::RedisResult<Connection> {
+        let suffix = if protocol == ProtocolVersion::RESP3 { "/?protocol=resp3" } else { "" };
+        redis::Client::open(format!("redis://127.0.0.1:{}{suffix}", self.port))?.get_connection()
+    }
+
+    pub fn connection(&self) -> Connection {
+        self.try_connection(ProtocolVersion::RESP2).expect("connect")
+    }
+
+    pub fn connection_resp3(&self) -> Connection {
+        self.try_connection(ProtocolVersion::RESP3).expect("connect with RESP3")
+    }
+
+    /// Both protocols, for tests that must hold under each.
+    pub fn connections(&self) -> [(ProtocolVersion, Connection); 2] {
+        [(ProtocolVersion::RESP2, self.connection()), (ProtocolVersion::RESP3, self.connection_resp3())]
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+
+    /// Stops the server the hard way: nothing is saved on the way out.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops the server (SHUTDOWN NOSAVE, so only what was persisted before survives) and
+    /// starts it again on the same port and directory.
+    pub fn restart(&mut self) {
+        if let Ok(mut con) = self.try_connection(ProtocolVersion::RESP2) {
+            let _: redis::RedisResult<Value> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut con);
+        }
+        if let Some(mut child) = self.child.take() {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.child = Some(self.spawn());
+        if !self.wait_ready() {
+            panic!("redis-server did not restart; its log:\n{}", self.log());
+        }
+    }
+
+    /// Writes further `--name value` settings used by the next restart.
+    pub fn set_config(&mut self, config: &[&str]) {
+        self.config = config.iter().map(|s| s.to_string()).collect();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        } else {
+            eprintln!("server directory kept for inspection: {}", self.dir.display());
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("port").port()
+}
+
+/// Runs a command; a server error becomes its exact text (`"ERR bad error rate"`).
+pub fn call(con: &mut Connection, args: &[&str]) -> Result<Value, String> {
+    let mut command = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        command.arg(*arg);
+    }
+    run(con, &command)
+}
+
+pub fn call_bytes(con: &mut Connection, args: &[&[u8]]) -> Result<Value, String> {
+    let mut command = redis::Cmd::new();
+    for arg in args {
+        command.arg(*arg);
+    }
+    run(con, &command)
+}
+
+fn run(con: &mut Connection, command: &redis::Cmd) -> Result<Value, String> {
+    use redis::ConnectionLike;
+    // req_command keeps errors nested in arrays as values, where the full-filter error of
+    // BF.MADD lives; a top-level error is mapped to its text either way.
+    match con.req_command(command) {
+        Ok(Value::ServerError(error)) => Err(server_error_text(&error)),
+        Ok(value) => Ok(value),
+        Err(error) => Err(error_text(&error)),
+    }
+}
+
+pub fn server_error_text(error: &redis::ServerError) -> String {
+    match error.details() {
+        Some(details) => format!("{} {}", error.code(), details),
+        None => error.code().to_string(),
+    }
+}
+
+pub fn error_text(error: &redis::RedisError) -> String {
+    match (error.code(), error.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        (Some(code), None) => code.to_string(),
+        _ => error.to_string(),
+    }
+}
+
+/// Runs a command that must succeed.
+pub fn ok(con: &mut Connection, args: &[&str]) -> Value {
+    call(con, args).unwrap_or_else(|error| panic!("{args:?} failed: {error}"))
+}
+
+/// Runs a command that must fail, and answers its error text.
+pub fn err(con: &mut Connection, args: &[&str]) -> String {
+    match call(con, args) {
+        Ok(value) => panic!("{args:?} should have failed, answered {value:?}"),
+        Err(error) => error,
+    }
+}
+
+pub fn int(con: &mut Connection, args: &[&str]) -> i64 {
+    match ok(con, args) {
+        Value::Int(n) => n,
+        Value::Boolean(b) => b as i64,
+        other => panic!("{args:?}: expected an integer, got {other:?}"),
+    }
+}
+
+pub fn digest(con: &mut Connection, key: &str) -> String {
+    match ok(con, &["DEBUG", "DIGEST-VALUE", key]) {
+        Value::Array(items) if items.len() == 1 => match &items[0] {
+            Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            Value::SimpleString(text) => text.clone(),
+            other => panic!("digest: {other:?}"),
+        },
+        other => panic!("digest: {other:?}"),
+    }
+}
+
+/// The boolean an ADD or EXISTS answered, under either protocol, checking the protocol's
+/// type: an integer under RESP2, a boolean under RESP3.
+pub fn as_bool(value: &Value, protocol: ProtocolVersion) -> bool {
+    let resp3 = protocol == ProtocolVersion::RESP3;
+    match value {
+        Value::Int(n) if !resp3 && (*n == 0 || *n == 1) => *n == 1,
+        Value::Boolean(b) if resp3 => *b,
+        other => panic!("expected a boolean reply under {protocol:?}, got {other:?}"),
+    }
+}
+
+/// Adds items in batches of BF.MADD, pipelined; answers how many answered 1.
+pub fn madd_all(con: &mut Connection, key: &str, items: impl Iterator<Item = String>) -> u64 {
+    let items: Vec<String> = items.collect();
+    let mut added = 0;
+    for batch in items.chunks(10_000) {
+        let mut pipe = redis::pipe();
+        for group in batch.chunks(500) {
+            pipe.cmd("BF.MADD").arg(key).arg(group);
+        }
+        let replies: Vec<Vec<Value>> = pipe.query(con).expect("BF.MADD");
+        for reply in replies.iter().flatten() {
+            match reply {
+                Value::Int(1) | Value::Boolean(true) => added += 1,
+                Value::Int(0) | Value::Boolean(false) => {}
+                other => panic!("BF.MADD answered {other:?}"),
+            }
+        }
+    }
+    added
+}
+
+/// How many of `items` BF.MEXISTS finds, pipelined.
+pub fn count_present(con: &mut Connection, key: &str, items: impl Iterator<Item = String>) -> u64 {
+    let items: Vec<String> = items.collect();
+    let mut present = 0;
+    for batch in items.chunks(10_000) {
+        let mut pipe = redis::pipe();
+        for group in batch.chunks(500) {
+            pipe.cmd("BF.MEXISTS").arg(key).arg(group);
+        }
+        let replies: Vec<Vec<Value>> = pipe.query(con).expect("BF.MEXISTS");
+        present += replies
+            .iter()
+            .flatten()
+            .filter(|reply| matches!(reply, Value::Int(1) | Value::Boolean(true)))
+            .count() as u64;
+    }
+    present
+}
