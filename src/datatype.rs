@@ -22,8 +22,8 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
     ENCODING_VERSION,
     raw::RedisModuleTypeMethods {
-        // Version 2 carries free_effort and copy, and is understood by every Redis from 6.0.
-        version: 2,
+        // Version 3 is the first with free_effort and copy (Redis 6.2); later fields stay unset.
+        version: 3,
         rdb_load: Some(rdb_load),
         rdb_save: Some(rdb_save),
         aof_rewrite: Some(aof_rewrite),

@@ -169,9 +169,10 @@ impl Server {
         }
     }
 
-    /// Writes further `--name value` settings used by the next restart.
-    pub fn set_config(&mut self, config: &[&str]) {
-        self.config = config.iter().map(|s| s.to_string()).collect();
+    /// Restarts with other loadmodule arguments (other defaults, say).
+    pub fn restart_with_module_args(&mut self, module_args: &[&str]) {
+        self.module_args = module_args.iter().map(|s| s.to_string()).collect();
+        self.restart();
     }
 }
 
