@@ -1,0 +1,121 @@
+//! A replica with other bf.* defaults ends with exactly its master's filters.
+
+mod common;
+
+use common::*;
+use redis::{Connection, Value};
+use std::time::{Duration, Instant};
+
+fn info_field(con: &mut Connection, section: &str, name: &str) -> Option<String> {
+    let Value::BulkString(info) = ok(con, &["INFO", section]) else { panic!() };
+    let info = String::from_utf8_lossy(&info).into_owned();
+    info.lines().find_map(|line| line.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_string()))
+}
+
+fn master_offset(con: &mut Connection) -> i64 {
+    info_field(con, "replication", "master_repl_offset").unwrap().parse().unwrap()
+}
+
+/// Waits until the replica is linked and has processed everything the master sent.
+fn wait_in_sync(master: &mut Connection, replica: &mut Connection) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let target = master_offset(master);
+        let linked = info_field(replica, "replication", "master_link_status").as_deref() == Some("up");
+        let offset: i64 = info_field(replica, "replication", "slave_repl_offset")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1);
+        if linked && offset >= target {
+            return;
+        }
+        assert!(Instant::now() < deadline, "replica did not catch up ({offset} of {target})");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn writes(con: &mut Connection, prefix: &str) {
+    ok(con, &["BF.ADD", &format!("{prefix}add"), "x"]);
+    madd_all(con, &format!("{prefix}madd"), (0..2000).map(|n| format!("m{n}")));
+    ok(con, &["BF.INSERT", &format!("{prefix}insert"), "CAPACITY", "30", "ITEMS", "a", "b", "c"]);
+    ok(con, &["BF.INSERT", &format!("{prefix}insert-error"), "ERROR", "0.2", "ITEMS", "a"]);
+    ok(con, &["BF.RESERVE", &format!("{prefix}reserve"), "0.001", "40"]);
+    madd_all(con, &format!("{prefix}reserve"), (0..500).map(|n| format!("r{n}")));
+    ok(con, &["BF.RESERVE", &format!("{prefix}fixed"), "0.01", "3", "NONSCALING"]);
+    ok(con, &["BF.MADD", &format!("{prefix}fixed"), "1", "2", "3", "4", "5"]);
+    // A SCANDUMP/LOADCHUNK copy replicates too.
+    let source = format!("{prefix}madd");
+    let target = format!("{prefix}loaded");
+    let mut iterator = 0i64;
+    loop {
+        let Value::Array(reply) = ok(con, &["BF.SCANDUMP", &source, &iterator.to_string()]) else { panic!() };
+        let (Value::Int(next), Value::BulkString(data)) = (&reply[0], &reply[1]) else { panic!() };
+        if *next == 0 {
+            break;
+        }
+        call_bytes(con, &[b"BF.LOADCHUNK", target.as_bytes(), next.to_string().as_bytes(), data]).unwrap();
+        iterator = *next;
+    }
+}
+
+fn keys(con: &mut Connection) -> Vec<String> {
+    let Value::Array(keys) = ok(con, &["KEYS", "*"]) else { panic!() };
+    let mut keys: Vec<String> = keys
+        .into_iter()
+        .map(|key| match key {
+            Value::BulkString(bytes) => String::from_utf8(bytes).unwrap(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn a_replica_with_other_defaults_matches_its_master() {
+    let master = Server::start();
+    let mut on_master = master.connection();
+    writes(&mut on_master, "before-sync:");
+
+    let master_port = master.port.to_string();
+    let replica = Server::start_with(
+        &["ERROR_RATE", "0.2", "INITIAL_SIZE", "7", "bf.expansion-factor", "9"],
+        &["--replicaof", "127.0.0.1", &master_port],
+    );
+    let mut on_replica = replica.connection();
+    wait_in_sync(&mut on_master, &mut on_replica);
+    writes(&mut on_master, "after-sync:");
+    wait_in_sync(&mut on_master, &mut on_replica);
+
+    let master_keys = keys(&mut on_master);
+    assert_eq!(master_keys.len(), 14);
+    assert_eq!(keys(&mut on_replica), master_keys);
+    for key in &master_keys {
+        assert_eq!(digest(&mut on_replica, key), digest(&mut on_master, key), "{key}");
+    }
+    assert_eq!(ok(&mut on_replica, &["DEBUG", "DIGEST"]), ok(&mut on_master, &["DEBUG", "DIGEST"]));
+}
+
+#[test]
+fn commands_that_change_nothing_are_not_replicated() {
+    // The offset only moves while a replica listens; its pings must not move it meanwhile.
+    let master = Server::start_with(&[], &["--repl-ping-replica-period", "3600"]);
+    let replica = Server::start_with(&[], &["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut con = master.connection();
+    wait_in_sync(&mut con, &mut replica.connection());
+    ok(&mut con, &["BF.MADD", "k", "a", "b"]);
+    ok(&mut con, &["BF.RESERVE", "full", "0.01", "1", "NONSCALING"]);
+    ok(&mut con, &["BF.ADD", "full", "only"]);
+    let before = master_offset(&mut con);
+    ok(&mut con, &["BF.ADD", "k", "a"]);
+    ok(&mut con, &["BF.MADD", "k", "a", "b"]);
+    ok(&mut con, &["BF.INSERT", "k", "ITEMS", "b"]);
+    ok(&mut con, &["BF.EXISTS", "k", "a"]);
+    let _ = call(&mut con, &["BF.ADD", "full", "new item"]);
+    let _ = call(&mut con, &["BF.RESERVE", "k", "0.01", "100"]);
+    let _ = call(&mut con, &["BF.INSERT", "missing", "NOCREATE", "ITEMS", "a"]);
+    assert_eq!(master_offset(&mut con), before);
+    ok(&mut con, &["BF.ADD", "k", "c"]);
+    assert!(master_offset(&mut con) > before);
+    wait_in_sync(&mut con, &mut replica.connection());
+    assert_eq!(digest(&mut replica.connection(), "k"), digest(&mut con, "k"));
+}
