@@ -1,0 +1,157 @@
+//! Corrupt and foreign input is refused with an error; the server lives on and no other key
+//! is touched.
+
+mod common;
+
+use common::*;
+use redis::{Connection, Value};
+
+/// Redis's DUMP checksum: CRC-64/Jones, reflected, initial value 0.
+fn crc64(data: &[u8]) -> u64 {
+    let mut crc = 0u64;
+    for &byte in data {
+        crc ^= u64::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5 } else { crc >> 1 };
+        }
+    }
+    crc
+}
+
+/// A payload with its trailing checksum recomputed, so that RESTORE hands it to the module.
+fn with_valid_checksum(mut payload: Vec<u8>) -> Vec<u8> {
+    let body = payload.len() - 8;
+    let crc = crc64(&payload[..body]);
+    payload[body..].copy_from_slice(&crc.to_le_bytes());
+    payload
+}
+
+fn dump(con: &mut Connection, key: &str) -> Vec<u8> {
+    match ok(con, &["DUMP", key]) {
+        Value::BulkString(bytes) => bytes,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> Result<Value, String> {
+    call_bytes(con, &[b"RESTORE", key.as_bytes(), b"0", payload, b"REPLACE"])
+}
+
+fn assert_alive(con: &mut Connection) {
+    assert_eq!(ok(con, &["PING"]), Value::SimpleString("PONG".into()));
+    assert_eq!(ok(con, &["GET", "bystander"]), Value::BulkString(b"untouched".to_vec()));
+    assert_eq!(int(con, &["BF.EXISTS", "source", "item7"]), 1);
+}
+
+fn setup(con: &mut Connection) -> Vec<u8> {
+    ok(con, &["SET", "bystander", "untouched"]);
+    ok(con, &["BF.RESERVE", "source", "0.01", "50", "EXPANSION", "2"]);
+    madd_all(con, "source", (0..200).map(|n| format!("item{n}")));
+    dump(con, "source")
+}
+
+#[test]
+fn the_checksum_is_the_one_redis_uses() {
+    assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
+    let server = Server::start();
+    let mut con = server.connection();
+    let payload = setup(&mut con);
+    assert_eq!(with_valid_checksum(payload.clone()), payload);
+}
+
+#[test]
+fn truncated_and_flipped_payloads_are_refused() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let payload = setup(&mut con);
+    for cut in [1, 9, 20, payload.len() / 2, payload.len() - 11] {
+        assert!(restore(&mut con, "victim", &payload[..cut]).is_err(), "cut at {cut}");
+        // Truncated again but with a valid checksum: now the module reads it, and refuses.
+        let mut truncated = payload[..payload.len() - 10 - cut.min(payload.len() - 20)].to_vec();
+        truncated.extend_from_slice(&payload[payload.len() - 10..]);
+        assert!(restore(&mut con, "victim", &with_valid_checksum(truncated)).is_err(), "cut {cut}, resigned");
+    }
+    let mut flipped = payload.clone();
+    flipped[15] ^= 0x10;
+    assert!(restore(&mut con, "victim", &flipped).is_err());
+    assert_eq!(int(&mut con, &["EXISTS", "victim"]), 0);
+    assert_alive(&mut con);
+}
+
+#[test]
+fn every_corrupted_header_byte_is_refused_or_yields_a_sound_filter() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let payload = setup(&mut con);
+    let mut refused = 0;
+    // The module's strings start after the type byte and the 9-byte module id; the first
+    // ~120 bytes hold the string framing and the filter header.
+    for at in 10..130.min(payload.len() - 10) {
+        for mask in [0x01u8, 0x80, 0xFF] {
+            let mut corrupt = payload.clone();
+            corrupt[at] ^= mask;
+            match restore(&mut con, "victim", &with_valid_checksum(corrupt)) {
+                Err(_) => refused += 1,
+                Ok(_) => {
+                    // Accepted: then it must be a filter that answers every command.
+                    ok(&mut con, &["BF.INFO", "victim"]);
+                    ok(&mut con, &["BF.ADD", "victim", "probe"]);
+                    ok(&mut con, &["BF.DEBUG", "victim"]);
+                    ok(&mut con, &["DEL", "victim"]);
+                }
+            }
+        }
+    }
+    assert!(refused > 200, "only {refused} corruptions refused");
+    assert_alive(&mut con);
+}
+
+#[test]
+fn redisbloom_encoding_versions_are_refused() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let payload = setup(&mut con);
+    // Byte 0 is the module type opcode, then 0x81 and the 64-bit module id, big-endian,
+    // whose low 10 bits are the encoding version.
+    assert_eq!(payload[1], 0x81);
+    for version in 0..=4u64 {
+        let mut foreign = payload.clone();
+        let mut id = u64::from_be_bytes(foreign[2..10].try_into().unwrap());
+        id = (id & !0x3FF) | version;
+        foreign[2..10].copy_from_slice(&id.to_be_bytes());
+        assert!(restore(&mut con, "victim", &with_valid_checksum(foreign)).is_err(), "version {version}");
+    }
+    assert!(server.log().contains("encoding version"));
+    assert_alive(&mut con);
+}
+
+#[test]
+fn bad_loadchunk_sequences_are_refused() {
+    let server = Server::start();
+    let mut con = server.connection();
+    setup(&mut con);
+    let Value::Array(reply) = ok(&mut con, &["BF.SCANDUMP", "source", "0"]) else { panic!() };
+    let Value::BulkString(header) = &reply[1] else { panic!() };
+    let refuse = |con: &mut Connection, iterator: &str, data: &[u8]| {
+        let error = call_bytes(con, &[b"BF.LOADCHUNK", b"copy", iterator.as_bytes(), data]).unwrap_err();
+        assert!(error.starts_with("ERR"), "{error}");
+    };
+    refuse(&mut con, "1", b"");
+    refuse(&mut con, "1", &header[..header.len() - 1]);
+    let mut bad_magic = header.clone();
+    bad_magic[0] ^= 1;
+    refuse(&mut con, "1", &bad_magic);
+    let mut bad_count = header.clone();
+    bad_count[10] = 7;
+    refuse(&mut con, "1", &bad_count);
+    assert_eq!(int(&mut con, &["EXISTS", "copy"]), 0);
+    // A chunk before its header, then after it at offsets that do not exist.
+    refuse(&mut con, "65", &[0u8; 64]);
+    call_bytes(&mut con, &[b"BF.LOADCHUNK", b"copy", b"1", header]).unwrap();
+    refuse(&mut con, "1", header); // a second header on the same key
+    refuse(&mut con, "-5", b"abc");
+    refuse(&mut con, "0", b"abc");
+    refuse(&mut con, "999999999", b"abc");
+    refuse(&mut con, &(1 + 1_000_000).to_string(), &vec![0u8; 1_000_000]);
+    assert_alive(&mut con);
+}
