@@ -39,6 +39,33 @@ impl Server {
     /// `module_args` follow the module's path on the loadmodule line; `config` are extra
     /// `--name value` pairs for redis-server.
     pub fn start_with(module_args: &[&str], config: &[&str]) -> Server {
+        let mut server = Server::start_or_fail(module_args);
+        server.config = config.iter().map(|s| s.to_string()).collect();
+        server.launch();
+        server
+    }
+
+    /// Tries to start with these module arguments, expecting the module to refuse them;
+    /// answers the server's log.
+    pub fn failing_to_start(module_args: &[&str]) -> String {
+        let mut server = Server::start_or_fail(module_args);
+        let mut child = server.spawn();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the server started despite {module_args:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server.port = 0;
+        server.log()
+    }
+
+    fn start_or_fail(module_args: &[&str]) -> Server {
         let dir = std::env::temp_dir().join(format!(
             "redbloom-test-{}-{}",
             std::process::id(),
@@ -46,23 +73,18 @@ impl Server {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temporary directory");
-        let mut server = Server {
-            port: 0,
+        Server {
+            port: free_port(),
             dir,
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
-            config: config.iter().map(|s| s.to_string()).collect(),
+            config: Vec::new(),
             child: None,
-        };
-        server.launch();
-        server
+        }
     }
 
     /// Starts redis-server; a port taken in between is retried with another.
     fn launch(&mut self) {
         for _ in 0..5 {
-            if self.port == 0 || self.child.is_some() {
-                self.port = free_port();
-            }
             let child = self.spawn();
             self.child = Some(child);
             if self.wait_ready() {
@@ -72,7 +94,7 @@ impl Server {
             if !self.log().contains("Address already in use") {
                 break;
             }
-            self.port = 0;
+            self.port = free_port();
         }
         panic!("redis-server did not start; its log:\n{}", self.log());
     }

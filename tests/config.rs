@@ -1,0 +1,123 @@
+//! Defaults and limits: module configs, loadmodule arguments (RedisBloom's too), and
+//! keyspace notifications.
+
+mod common;
+
+use common::*;
+use redis::Value;
+
+fn config_get(con: &mut redis::Connection, name: &str) -> String {
+    match ok(con, &["CONFIG", "GET", name]) {
+        Value::Array(pair) if pair.len() == 2 => match &pair[1] {
+            Value::BulkString(bytes) => String::from_utf8(bytes.clone()).unwrap(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn capacity(con: &mut redis::Connection, key: &str) -> i64 {
+    match ok(con, &["BF.INFO", key, "CAPACITY"]) {
+        Value::Array(values) => match values[0] {
+            Value::Int(n) => n,
+            _ => panic!(),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn defaults_are_readable_and_settable() {
+    let server = Server::start();
+    let mut con = server.connection();
+    assert_eq!(config_get(&mut con, "bf.error-rate"), "0.01");
+    assert_eq!(config_get(&mut con, "bf.initial-size"), "100");
+    assert_eq!(config_get(&mut con, "bf.expansion-factor"), "2");
+    assert_eq!(config_get(&mut con, "bf.max-filter-bytes"), (4u64 << 30).to_string());
+
+    ok(&mut con, &["CONFIG", "SET", "bf.error-rate", "0.002"]);
+    ok(&mut con, &["CONFIG", "SET", "bf.initial-size", "321"]);
+    ok(&mut con, &["CONFIG", "SET", "bf.expansion-factor", "0"]);
+    ok(&mut con, &["BF.ADD", "k", "a"]);
+    assert_eq!(capacity(&mut con, "k"), 321);
+    assert_eq!(ok(&mut con, &["BF.INFO", "k", "EXPANSION"]), Value::Array(vec![Value::Nil]));
+    let Value::Array(lines) = ok(&mut con, &["BF.DEBUG", "k"]) else { panic!() };
+    assert!(format!("{:?}", lines[1]).contains("ratio:0.002"), "non-scaling keeps the full rate");
+
+    for (name, value) in [
+        ("bf.error-rate", "0"),
+        ("bf.error-rate", "1.5"),
+        ("bf.error-rate", "abc"),
+        ("bf.initial-size", "0"),
+        ("bf.initial-size", "1073741825"),
+        ("bf.expansion-factor", "-1"),
+        ("bf.expansion-factor", "32769"),
+        ("bf.max-filter-bytes", "10"),
+    ] {
+        let error = err(&mut con, &["CONFIG", "SET", name, value]);
+        assert!(error.starts_with("ERR"), "{name} {value}: {error}");
+    }
+    assert_eq!(config_get(&mut con, "bf.error-rate"), "0.002");
+    assert_eq!(config_get(&mut con, "bf.initial-size"), "321");
+}
+
+#[test]
+fn redisbloom_load_arguments() {
+    let server = Server::start_with(&["INITIAL_SIZE", "400", "ERROR_RATE", "0.004"], &[]);
+    let mut con = server.connection();
+    assert_eq!(config_get(&mut con, "bf.error-rate"), "0.004");
+    ok(&mut con, &["BF.ADD", "k", "a"]);
+    assert_eq!(capacity(&mut con, "k"), 400);
+    let Value::Array(lines) = ok(&mut con, &["BF.DEBUG", "k"]) else { panic!() };
+    assert!(format!("{:?}", lines[1]).contains("ratio:0.002"), "{lines:?}");
+}
+
+#[test]
+fn config_names_as_load_arguments() {
+    let server = Server::start_with(&["bf.initial-size", "77", "expansion-factor", "5", "max-filter-bytes", "1000000"], &[]);
+    let mut con = server.connection();
+    assert_eq!(config_get(&mut con, "bf.expansion-factor"), "5");
+    assert_eq!(config_get(&mut con, "bf.max-filter-bytes"), "1000000");
+    ok(&mut con, &["BF.ADD", "k", "a"]);
+    assert_eq!(capacity(&mut con, "k"), 77);
+}
+
+#[test]
+fn bad_load_arguments_refuse_to_load() {
+    for args in [&["ERROR_RATE", "2"][..], &["INITIAL_SIZE", "0"], &["BOGUS", "1"], &["INITIAL_SIZE"]] {
+        let log = Server::failing_to_start(args);
+        assert!(log.contains("redbloom:"), "{args:?}: {log}");
+    }
+}
+
+#[test]
+fn config_file_lines_are_read() {
+    let server = Server::start_with(&[], &["--bf.initial-size", "555"]);
+    let mut con = server.connection();
+    ok(&mut con, &["BF.ADD", "k", "a"]);
+    assert_eq!(capacity(&mut con, "k"), 555);
+}
+
+#[test]
+fn keyspace_notifications_on_create_and_add() {
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["CONFIG", "SET", "notify-keyspace-events", "Kg"]);
+    let mut listener = server.connection();
+    let mut pubsub = listener.as_pubsub();
+    pubsub.psubscribe("__keyspace@0__:*").unwrap();
+    pubsub.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+
+    ok(&mut con, &["BF.ADD", "k", "a"]);
+    ok(&mut con, &["BF.ADD", "k", "a"]); // nothing added: no event
+    ok(&mut con, &["BF.MADD", "k", "b"]);
+    ok(&mut con, &["BF.RESERVE", "r", "0.01", "10"]);
+    ok(&mut con, &["BF.INSERT", "r", "ITEMS", "x"]);
+    let mut events = Vec::new();
+    for _ in 0..5 {
+        let message = pubsub.get_message().expect("a notification");
+        let payload: String = message.get_payload().unwrap();
+        events.push(format!("{}:{payload}", message.get_channel_name().trim_start_matches("__keyspace@0__:")));
+    }
+    assert_eq!(events, ["k:bf.reserve", "k:bf.add", "k:bf.madd", "r:bf.reserve", "r:bf.insert"]);
+}
