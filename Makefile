@@ -1,0 +1,44 @@
+# redbloom: `make run` and `make test` set everything up on a fresh Debian/Ubuntu machine.
+
+MODULE      := target/release/libredbloom.so
+CONF        := redis.conf.example
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := redis-server libclang-dev clang
+
+export REDBLOOM_MODULE := $(CURDIR)/$(MODULE)
+
+.PHONY: all deps build run test bench clean
+
+all: build
+
+# Installs what is missing: the Redis server the tests and `make run` start, and libclang,
+# which bindgen (through the redis-module crate) needs to build the module.
+deps:
+	@missing=""; \
+	for package in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v cargo >/dev/null || { echo "cargo is missing: install Rust from https://rustup.rs"; exit 1; }
+
+build: deps
+	cargo build --release
+
+# Serves BF.* on the port in redis.conf.example, in the foreground (Ctrl-C stops it).
+run: build
+	mkdir -p run
+	redis-server $(CONF)
+
+test: build
+	cargo test --release
+
+bench: build
+	cargo run --release --example bench -- $(BENCH_ARGS)
+
+clean:
+	cargo clean
+	rm -rf run

@@ -1,0 +1,52 @@
+//! A client written for RedisBloom works unchanged: the `redis` crate's own Bloom filter
+//! API (its `bloom` feature), which parses RedisBloom's replies strictly.
+
+mod common;
+
+use common::*;
+use redis::bloom::{BloomFilterDumpIterator, BloomFilterInfoType, BloomFilterInsertOptions, BloomFilterScalingOptions};
+use redis::Commands;
+
+#[test]
+fn the_redis_crate_bloom_client_under_both_protocols() {
+    let server = Server::start();
+    for (protocol, mut con) in server.connections() {
+        let key = format!("client-{protocol:?}");
+        let () = con.bf_reserve(&key, 0.01, 1000).unwrap();
+        assert!(con.bf_add::<_, _, bool>(&key, "a").unwrap());
+        assert!(!con.bf_add::<_, _, bool>(&key, "a").unwrap());
+        assert_eq!(con.bf_madd::<_, _, Vec<bool>>(&key, &["b", "c", "a"]).unwrap(), [true, true, false]);
+        assert!(con.bf_exists::<_, _, bool>(&key, "b").unwrap());
+        assert_eq!(con.bf_mexists::<_, _, Vec<bool>>(&key, &["a", "zzz"]).unwrap(), [true, false]);
+        assert_eq!(con.bf_card::<_, usize>(&key).unwrap(), 3);
+
+        let info: std::collections::HashMap<String, redis::bloom::BloomFilterInfoTypeResponse> =
+            con.bf_info(&key).unwrap();
+        assert_eq!(info.len(), 5);
+        assert!(info["Capacity"] == 1000.0);
+        assert!(info["Number of items inserted"] == 3.0);
+        let capacity: redis::bloom::BloomFilterInfoTypeResponse =
+            con.bf_info_type(&key, BloomFilterInfoType::Capacity).unwrap();
+        assert!(capacity == 1000.0);
+        let expansion: redis::bloom::BloomFilterInfoTypeResponse =
+            con.bf_info_type(&key, BloomFilterInfoType::Expansion).unwrap();
+        assert!(expansion == 2.0);
+
+        let options = BloomFilterInsertOptions::default()
+            .capacity(50)
+            .error_rate(0.001)
+            .expansion(BloomFilterScalingOptions::ExpansionRate(4));
+        let inserted: Vec<bool> = con.bf_insert_options(format!("{key}-ins"), &["x", "y"], options).unwrap();
+        assert_eq!(inserted, [true, true]);
+        let options = BloomFilterInsertOptions::default().nocreate();
+        let missing: redis::RedisResult<Vec<bool>> = con.bf_insert_options(format!("{key}-none"), &["x"], options);
+        assert_eq!(missing.unwrap_err().detail(), Some("not found"));
+
+        let chunks: Vec<_> = BloomFilterDumpIterator::new(&mut con, &key).map(|chunk| chunk.unwrap()).collect();
+        assert!(chunks.len() >= 2);
+        for chunk in chunks {
+            let () = con.bf_loadchunk(format!("{key}-copy"), chunk).unwrap();
+        }
+        assert_eq!(digest(&mut con, &format!("{key}-copy")), digest(&mut con, &key));
+    }
+}
