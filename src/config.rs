@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 pub const DEFAULT_ERROR_RATE: &str = "0.01";
 pub const DEFAULT_INITIAL_SIZE: i64 = 100;
 pub const DEFAULT_EXPANSION: i64 = 2;
-/// 4 GiB: a billion items at 0.1% (about 1.9 GB) still fits, while a typo such as a rate of
-/// 1e-7 on a billion items (about 6 GB) is refused before it can take the machine's memory.
+/// 4 GiB: a billion items at 0.1% (1.9 to 2.2 GB) still fits, while a typo such as a rate of
+/// 1e-7 on a billion items (about 6.8 GB) is refused before it can take the machine's memory.
 pub const DEFAULT_MAX_FILTER_BYTES: i64 = 4 << 30;
 /// Smaller than this no filter of the minimum capacity fits.
 pub const MIN_MAX_FILTER_BYTES: i64 = 1 << 12;
