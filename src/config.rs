@@ -54,7 +54,7 @@ impl ErrorRateConfig {
             .trim()
             .parse::<f64>()
             .ok()
-            .and_then(|rate| params::checked_error_rate(rate).ok().map(|checked| (rate, checked)));
+            .and_then(|rate| params::checked_error_rate(rate).map(|checked| (rate, checked)));
         let Some((asked, rate)) = rate else {
             return Err(format!("error rate must be a number in the range (0, 1), got '{text}'"));
         };
@@ -82,7 +82,7 @@ impl ConfigurationValue<RedisString> for ErrorRateConfig {
 /// Applies `loadmodule` arguments, given as name/value pairs. Names are case-insensitive and
 /// may be RedisBloom's (`ERROR_RATE`, `INITIAL_SIZE`) or this module's config names.
 pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err("module arguments come in name/value pairs".to_string());
     }
     for pair in args.chunks(2) {

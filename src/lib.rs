@@ -3,6 +3,7 @@
 //! This file only registers things with Redis: the module, the data type, the commands and
 //! the configs. The filter lives in [`filter`] and knows nothing of Redis.
 
+#[cfg(not(test))]
 mod alloc;
 mod commands;
 mod config;

@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use redis::bloom::{BloomFilterDumpIterator, BloomFilterInfoType, BloomFilterInsertOptions, BloomFilterScalingOptions};
+use redis::bloom::{
+    BloomFilterDumpIterator, BloomFilterInfoType, BloomFilterInsertOptions, BloomFilterScalingOptions,
+};
 use redis::Commands;
 
 #[test]
@@ -39,10 +41,12 @@ fn the_redis_crate_bloom_client_under_both_protocols() {
         let inserted: Vec<bool> = con.bf_insert_options(format!("{key}-ins"), &["x", "y"], options).unwrap();
         assert_eq!(inserted, [true, true]);
         let options = BloomFilterInsertOptions::default().nocreate();
-        let missing: redis::RedisResult<Vec<bool>> = con.bf_insert_options(format!("{key}-none"), &["x"], options);
+        let missing: redis::RedisResult<Vec<bool>> =
+            con.bf_insert_options(format!("{key}-none"), &["x"], options);
         assert_eq!(missing.unwrap_err().detail(), Some("not found"));
 
-        let chunks: Vec<_> = BloomFilterDumpIterator::new(&mut con, &key).map(|chunk| chunk.unwrap()).collect();
+        let chunks: Vec<_> =
+            BloomFilterDumpIterator::new(&mut con, &key).map(|chunk| chunk.unwrap()).collect();
         assert!(chunks.len() >= 2);
         for chunk in chunks {
             let () = con.bf_loadchunk(format!("{key}-copy"), chunk).unwrap();

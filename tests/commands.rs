@@ -58,7 +58,10 @@ fn exists_answers_zero_for_another_type_but_writes_refuse_it() {
     let mut con = server.connection();
     ok(&mut con, &["SET", "text", "value"]);
     assert_eq!(int(&mut con, &["BF.EXISTS", "text", "a"]), 0);
-    assert_eq!(ok(&mut con, &["BF.MEXISTS", "text", "a", "b"]), Value::Array(vec![Value::Int(0), Value::Int(0)]));
+    assert_eq!(
+        ok(&mut con, &["BF.MEXISTS", "text", "a", "b"]),
+        Value::Array(vec![Value::Int(0), Value::Int(0)])
+    );
     let wrongtype = "WRONGTYPE Operation against a key holding the wrong kind of value";
     for args in [
         &["BF.ADD", "text", "a"][..],
@@ -94,14 +97,22 @@ fn arity_errors_are_redis_own() {
         (&["BF.LOADCHUNK", "k", "1"], "bf.loadchunk"),
         (&["BF.DEBUG"], "bf.debug"),
     ] {
-        assert_eq!(err(&mut con, args), format!("ERR wrong number of arguments for '{name}' command"), "{args:?}");
+        assert_eq!(
+            err(&mut con, args),
+            format!("ERR wrong number of arguments for '{name}' command"),
+            "{args:?}"
+        );
     }
     // Arities the command itself checks: options that need more arguments.
     ok(&mut con, &["BF.ADD", "k", "a"]);
-    assert!(err(&mut con, &["BF.INFO", "k", "CAPACITY", "extra"]).starts_with("ERR wrong number of arguments"));
+    assert!(
+        err(&mut con, &["BF.INFO", "k", "CAPACITY", "extra"]).starts_with("ERR wrong number of arguments")
+    );
     assert!(err(&mut con, &["BF.INSERT", "n", "CAPACITY", "10", "ITEMS"]).starts_with("ERR wrong number"));
     assert!(err(&mut con, &["BF.INSERT", "n", "NOCREATE", "CAPACITY"]).starts_with("ERR wrong number"));
-    assert!(err(&mut con, &["BF.INSERT", "n", "CAPACITY", "10", "NONSCALING"]).starts_with("ERR wrong number"));
+    assert!(
+        err(&mut con, &["BF.INSERT", "n", "CAPACITY", "10", "NONSCALING"]).starts_with("ERR wrong number")
+    );
 }
 
 #[test]
@@ -152,10 +163,22 @@ fn reserve_errors_exactly() {
         (&["BF.RESERVE", "k", "0.01", "-3"], "ERR capacity must be in the range [1, 1073741824]"),
         (&["BF.RESERVE", "k", "0.01", "100", "EXPANSION"], "ERR no expansion"),
         (&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "x"], "ERR bad expansion"),
-        (&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "32769"], "ERR expansion must be in the range [0, 32768]"),
-        (&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "-1"], "ERR expansion must be in the range [0, 32768]"),
-        (&["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2", "NONSCALING"], "Nonscaling filters cannot expand"),
-        (&["BF.RESERVE", "k", "0.01", "100", "NONSCALING", "EXPANSION", "2"], "Nonscaling filters cannot expand"),
+        (
+            &["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "32769"],
+            "ERR expansion must be in the range [0, 32768]",
+        ),
+        (
+            &["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "-1"],
+            "ERR expansion must be in the range [0, 32768]",
+        ),
+        (
+            &["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2", "NONSCALING"],
+            "Nonscaling filters cannot expand",
+        ),
+        (
+            &["BF.RESERVE", "k", "0.01", "100", "NONSCALING", "EXPANSION", "2"],
+            "Nonscaling filters cannot expand",
+        ),
     ];
     for (args, expected) in cases {
         assert_eq!(err(&mut con, args), *expected, "{args:?}");
@@ -179,7 +202,23 @@ fn insert_options_and_errors() {
     let server = Server::start();
     for (protocol, mut con) in server.connections() {
         let key = format!("ins-{protocol:?}");
-        let reply = ok(&mut con, &["BF.INSERT", &key, "CAPACITY", "1000", "ERROR", "0.001", "EXPANSION", "3", "ITEMS", "a", "b", "a"]);
+        let reply = ok(
+            &mut con,
+            &[
+                "BF.INSERT",
+                &key,
+                "CAPACITY",
+                "1000",
+                "ERROR",
+                "0.001",
+                "EXPANSION",
+                "3",
+                "ITEMS",
+                "a",
+                "b",
+                "a",
+            ],
+        );
         let Value::Array(items) = reply else { panic!() };
         assert_eq!(items.iter().map(|v| as_bool(v, protocol)).collect::<Vec<_>>(), [true, true, false]);
         let capacity = ok(&mut con, &["BF.INFO", &key, "CAPACITY"]);
@@ -199,7 +238,10 @@ fn insert_options_and_errors() {
     }
     let mut con = server.connection();
     assert_eq!(err(&mut con, &["BF.INSERT", "nc", "NOCREATE", "ITEMS", "a"]), "ERR not found");
-    assert_eq!(err(&mut con, &["BF.INSERT", "nc", "CAPACITY", "100", "ERROR", "0.01", "NOCREATE", "ITEMS", "a"]), "ERR not found");
+    assert_eq!(
+        err(&mut con, &["BF.INSERT", "nc", "CAPACITY", "100", "ERROR", "0.01", "NOCREATE", "ITEMS", "a"]),
+        "ERR not found"
+    );
     assert_eq!(int(&mut con, &["EXISTS", "nc"]), 0);
     let cases: &[(&[&str], &str)] = &[
         (&["BF.INSERT", "x", "ERROR", "abc", "ITEMS", "a"], "Bad error rate"),
@@ -209,7 +251,10 @@ fn insert_options_and_errors() {
         (&["BF.INSERT", "x", "EXPANSION", "abc", "ITEMS", "a"], "Bad expansion"),
         (&["BF.INSERT", "x", "EXPANSION", "40000", "ITEMS", "a"], "Bad expansion"),
         (&["BF.INSERT", "x", "FOO", "ITEMS", "a"], "Unknown argument received"),
-        (&["BF.INSERT", "x", "EXPANSION", "2", "NONSCALING", "ITEMS", "a"], "Nonscaling filters cannot expand"),
+        (
+            &["BF.INSERT", "x", "EXPANSION", "2", "NONSCALING", "ITEMS", "a"],
+            "Nonscaling filters cannot expand",
+        ),
     ];
     for (args, expected) in cases {
         assert_eq!(err(&mut con, args), *expected, "{args:?}");
@@ -233,12 +278,16 @@ fn a_full_non_scaling_filter_reports_at_the_item_that_did_not_fit() {
         assert!(!as_bool(&items[2], protocol));
         assert!(as_bool(&items[3], protocol));
         match &items[4] {
-            Value::ServerError(error) => assert_eq!(server_error_text(error), "ERR non scaling filter is full"),
+            Value::ServerError(error) => {
+                assert_eq!(server_error_text(error), "ERR non scaling filter is full")
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(err(&mut con, &["BF.ADD", &key, "zzz"]), "ERR non scaling filter is full");
         assert!(!as_bool(&ok(&mut con, &["BF.ADD", &key, "a"]), protocol), "a present item is no error");
-        let Value::Array(items) = ok(&mut con, &["BF.INSERT", &key, "ITEMS", "b", "yyy", "c"]) else { panic!() };
+        let Value::Array(items) = ok(&mut con, &["BF.INSERT", &key, "ITEMS", "b", "yyy", "c"]) else {
+            panic!()
+        };
         assert_eq!(items.len(), 2);
         assert!(matches!(&items[1], Value::ServerError(_)));
         assert_eq!(int(&mut con, &["BF.CARD", &key]), 3);
@@ -366,7 +415,10 @@ fn insufficient_memory_is_an_error_and_the_server_lives() {
     let server = Server::start();
     let mut con = server.connection();
     ok(&mut con, &["SET", "other", "kept"]);
-    assert_eq!(err(&mut con, &["BF.RESERVE", "huge", "0.0000001", "1073741824"]), "ERR Insufficient memory to create filter");
+    assert_eq!(
+        err(&mut con, &["BF.RESERVE", "huge", "0.0000001", "1073741824"]),
+        "ERR Insufficient memory to create filter"
+    );
     assert_eq!(
         err(&mut con, &["BF.INSERT", "huge", "CAPACITY", "1073741824", "ERROR", "1e-9", "ITEMS", "a"]),
         "ERR Insufficient memory to create filter"
@@ -374,7 +426,10 @@ fn insufficient_memory_is_an_error_and_the_server_lives() {
     assert_eq!(int(&mut con, &["EXISTS", "huge"]), 0);
     // Beyond the configured cap, smaller than the machine.
     ok(&mut con, &["CONFIG", "SET", "bf.max-filter-bytes", "100000"]);
-    assert_eq!(err(&mut con, &["BF.RESERVE", "capped", "0.01", "1000000"]), "ERR Insufficient memory to create filter");
+    assert_eq!(
+        err(&mut con, &["BF.RESERVE", "capped", "0.01", "1000000"]),
+        "ERR Insufficient memory to create filter"
+    );
     ok(&mut con, &["BF.RESERVE", "small", "0.01", "1000"]);
     // Growth beyond the cap is refused too, and what was added stays.
     ok(&mut con, &["BF.RESERVE", "grows", "0.01", "10000", "EXPANSION", "4"]);

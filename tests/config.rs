@@ -74,7 +74,10 @@ fn redisbloom_load_arguments() {
 
 #[test]
 fn config_names_as_load_arguments() {
-    let server = Server::start_with(&["bf.initial-size", "77", "expansion-factor", "5", "max-filter-bytes", "1000000"], &[]);
+    let server = Server::start_with(
+        &["bf.initial-size", "77", "expansion-factor", "5", "max-filter-bytes", "1000000"],
+        &[],
+    );
     let mut con = server.connection();
     assert_eq!(config_get(&mut con, "bf.expansion-factor"), "5");
     assert_eq!(config_get(&mut con, "bf.max-filter-bytes"), "1000000");
@@ -117,7 +120,8 @@ fn keyspace_notifications_on_create_and_add() {
     for _ in 0..5 {
         let message = pubsub.get_message().expect("a notification");
         let payload: String = message.get_payload().unwrap();
-        events.push(format!("{}:{payload}", message.get_channel_name().trim_start_matches("__keyspace@0__:")));
+        events
+            .push(format!("{}:{payload}", message.get_channel_name().trim_start_matches("__keyspace@0__:")));
     }
     assert_eq!(events, ["k:bf.reserve", "k:bf.add", "k:bf.madd", "r:bf.reserve", "r:bf.insert"]);
 }

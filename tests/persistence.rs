@@ -105,7 +105,9 @@ fn largest_bulk(stream: &[u8]) -> usize {
     while at < stream.len() {
         if stream[at] == b'$' && (at == 0 || stream[at - 1] == b'\n') {
             let end = stream[at..].iter().position(|&b| b == b'\r').map_or(stream.len(), |p| at + p);
-            if let Some(len) = std::str::from_utf8(&stream[at + 1..end]).ok().and_then(|s| s.parse::<usize>().ok()) {
+            if let Some(len) =
+                std::str::from_utf8(&stream[at + 1..end]).ok().and_then(|s| s.parse::<usize>().ok())
+            {
                 largest = largest.max(len);
                 at = end + 2 + len;
                 continue;
@@ -132,10 +134,13 @@ fn aof_replays_creations_with_the_parameters_they_had() {
     let mut con = server.connection();
     let after: Vec<String> = keys.iter().map(|key| digest(&mut con, key)).collect();
     assert_eq!(before, after);
-    assert_eq!(ok(&mut con, &["CONFIG", "GET", "bf.initial-size"]), Value::Array(vec![
-        Value::BulkString(b"bf.initial-size".to_vec()),
-        Value::BulkString(b"999".to_vec())
-    ]));
+    assert_eq!(
+        ok(&mut con, &["CONFIG", "GET", "bf.initial-size"]),
+        Value::Array(vec![
+            Value::BulkString(b"bf.initial-size".to_vec()),
+            Value::BulkString(b"999".to_vec())
+        ])
+    );
 }
 
 #[test]
@@ -177,8 +182,12 @@ fn scandump_into_loadchunk_on_another_key() {
         let mut iterator = 0i64;
         let mut chunks = 0;
         loop {
-            let Value::Array(reply) = ok(&mut con, &["BF.SCANDUMP", key, &iterator.to_string()]) else { panic!() };
-            let (Value::Int(next), Value::BulkString(data)) = (&reply[0], &reply[1]) else { panic!("{reply:?}") };
+            let Value::Array(reply) = ok(&mut con, &["BF.SCANDUMP", key, &iterator.to_string()]) else {
+                panic!()
+            };
+            let (Value::Int(next), Value::BulkString(data)) = (&reply[0], &reply[1]) else {
+                panic!("{reply:?}")
+            };
             if *next == 0 {
                 assert!(data.is_empty());
                 break;
@@ -222,7 +231,8 @@ fn lazy_free_of_a_large_filter() {
     let Value::BulkString(stats) = ok(&mut con, &["INFO", "commandstats"]) else { panic!() };
     let stats = String::from_utf8_lossy(&stats);
     let unlink = stats.lines().find(|line| line.starts_with("cmdstat_unlink:")).expect("unlink stats");
-    let usec: f64 = unlink.split("usec_per_call=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    let usec: f64 =
+        unlink.split("usec_per_call=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
     assert!(usec < 1000.0, "{unlink}");
     assert_eq!(int(&mut con, &["EXISTS", "big", "big2"]), 0);
 }

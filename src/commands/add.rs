@@ -84,7 +84,7 @@ fn add_items(
         }
     }
 
-    let added = outcome.iter().any(|result| *result == Ok(true));
+    let added = outcome.contains(&Ok(true));
     if let Some(creation) = created {
         call.notify(c"bf.reserve");
         replicate_with_parameters(call, &creation, first_item);

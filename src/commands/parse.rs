@@ -62,7 +62,7 @@ pub fn is_keyword(bytes: &[u8], keyword: &str) -> bool {
 
 /// A valid error rate, capped at 0.25 with a log line, or `out_of_range` when outside (0, 1).
 pub fn error_rate_in_range(rate: f64, out_of_range: BfError) -> Result<f64, BfError> {
-    let checked = params::checked_error_rate(rate).map_err(|_| out_of_range)?;
+    let checked = params::checked_error_rate(rate).ok_or(out_of_range)?;
     if checked != rate {
         redis_module::logging::log_notice(format!("redbloom: error rate {rate} capped to {checked}"));
     }

@@ -78,10 +78,6 @@ impl BlockArray {
         Ok(copy)
     }
 
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
     pub fn as_slice(&self) -> &[Block] {
         // SAFETY: `blocks` points at `len` initialised blocks owned by self (or dangles with
         // len 0, which is allowed for slices).

@@ -27,14 +27,10 @@ pub const TIGHTENING_RATIO: f64 = 0.5;
 /// More bits per item than this never pays off: it is what a rate of 1e-18 would need.
 pub const MAX_HASHES: u32 = 64;
 
-/// Checks an error rate: `Ok` with the rate to use (capped at [`MAX_USEFUL_ERROR_RATE`]),
-/// `Err` when it lies outside the open interval (0, 1).
-pub fn checked_error_rate(rate: f64) -> Result<f64, ()> {
-    if rate > 0.0 && rate < 1.0 {
-        Ok(rate.min(MAX_USEFUL_ERROR_RATE))
-    } else {
-        Err(())
-    }
+/// The error rate to use (capped at [`MAX_USEFUL_ERROR_RATE`]), or `None` when `rate` lies
+/// outside the open interval (0, 1).
+pub fn checked_error_rate(rate: f64) -> Option<f64> {
+    (rate > 0.0 && rate < 1.0).then(|| rate.min(MAX_USEFUL_ERROR_RATE))
 }
 
 pub fn capacity_in_range(capacity: i64) -> bool {
@@ -104,7 +100,7 @@ impl Layout {
 pub fn blocked_false_positive_rate(items_per_block: f64, hashes: u32) -> f64 {
     // Past this load every bit of a block is set with probability above 2/3 whatever `k`:
     // no filter anyone asks for is that loose, and the Poisson sum would be long.
-    if !(items_per_block <= 600.0) {
+    if items_per_block.is_nan() || items_per_block > 600.0 {
         return 1.0;
     }
     let bit_stays_clear = 1.0 - 1.0 / BLOCK_BITS as f64;
@@ -219,10 +215,10 @@ mod tests {
 
     #[test]
     fn error_rates_are_checked_and_capped() {
-        assert_eq!(checked_error_rate(0.01), Ok(0.01));
-        assert_eq!(checked_error_rate(0.9), Ok(MAX_USEFUL_ERROR_RATE));
-        assert!(checked_error_rate(0.0).is_err());
-        assert!(checked_error_rate(1.0).is_err());
-        assert!(checked_error_rate(f64::NAN).is_err());
+        assert_eq!(checked_error_rate(0.01), Some(0.01));
+        assert_eq!(checked_error_rate(0.9), Some(MAX_USEFUL_ERROR_RATE));
+        assert_eq!(checked_error_rate(0.0), None);
+        assert_eq!(checked_error_rate(1.0), None);
+        assert_eq!(checked_error_rate(f64::NAN), None);
     }
 }

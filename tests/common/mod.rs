@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 pub fn module_path() -> PathBuf {
-    let path = std::env::var_os("REDBLOOM_MODULE").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredbloom.so")
-    });
+    let path = std::env::var_os("REDBLOOM_MODULE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredbloom.so"));
     assert!(path.exists(), "{} is missing: build it first (make test does)", path.display());
     path
 }
@@ -300,42 +300,34 @@ pub fn as_bool(value: &Value, protocol: ProtocolVersion) -> bool {
     }
 }
 
-/// Adds items in batches of BF.MADD, pipelined; answers how many answered 1.
-pub fn madd_all(con: &mut Connection, key: &str, items: impl Iterator<Item = String>) -> u64 {
+/// Sends `command key item...` for all items, 500 per command, pipelined; answers how many
+/// item replies were 1 (or true).
+fn count_ones(con: &mut Connection, command: &str, key: &str, items: impl Iterator<Item = String>) -> u64 {
     let items: Vec<String> = items.collect();
-    let mut added = 0;
+    let mut ones = 0;
     for batch in items.chunks(10_000) {
         let mut pipe = redis::pipe();
         for group in batch.chunks(500) {
-            pipe.cmd("BF.MADD").arg(key).arg(group);
+            pipe.cmd(command).arg(key).arg(group);
         }
-        let replies: Vec<Vec<Value>> = pipe.query(con).expect("BF.MADD");
+        let replies: Vec<Vec<Value>> = pipe.query(con).unwrap_or_else(|error| panic!("{command}: {error}"));
         for reply in replies.iter().flatten() {
             match reply {
-                Value::Int(1) | Value::Boolean(true) => added += 1,
+                Value::Int(1) | Value::Boolean(true) => ones += 1,
                 Value::Int(0) | Value::Boolean(false) => {}
-                other => panic!("BF.MADD answered {other:?}"),
+                other => panic!("{command} answered {other:?}"),
             }
         }
     }
-    added
+    ones
 }
 
-/// How many of `items` BF.MEXISTS finds, pipelined.
+/// Adds items with BF.MADD; answers how many were new.
+pub fn madd_all(con: &mut Connection, key: &str, items: impl Iterator<Item = String>) -> u64 {
+    count_ones(con, "BF.MADD", key, items)
+}
+
+/// How many of `items` BF.MEXISTS finds.
 pub fn count_present(con: &mut Connection, key: &str, items: impl Iterator<Item = String>) -> u64 {
-    let items: Vec<String> = items.collect();
-    let mut present = 0;
-    for batch in items.chunks(10_000) {
-        let mut pipe = redis::pipe();
-        for group in batch.chunks(500) {
-            pipe.cmd("BF.MEXISTS").arg(key).arg(group);
-        }
-        let replies: Vec<Vec<Value>> = pipe.query(con).expect("BF.MEXISTS");
-        present += replies
-            .iter()
-            .flatten()
-            .filter(|reply| matches!(reply, Value::Int(1) | Value::Boolean(true)))
-            .count() as u64;
-    }
-    present
+    count_ones(con, "BF.MEXISTS", key, items)
 }
