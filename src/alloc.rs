@@ -10,6 +10,22 @@ use std::ptr;
 
 pub struct RedisFallibleAlloc;
 
+/// Bit arrays are read at random. On 4 KiB pages a large one costs a TLB miss and a page
+/// walk per lookup on top of the cache miss; on 2 MiB pages its page tables fit in cache.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks the kernel for transparent huge pages behind the whole 2 MiB pages of a large
+/// zeroed allocation, before it is first touched. It is only advice: where THP is off, or
+/// Redis turned it off for the process (`disable-thp`, when THP is "always"), it does nothing.
+fn advise_huge_pages(pointer: *mut u8, size: usize) {
+    let start = (pointer as usize).next_multiple_of(HUGE_PAGE);
+    let end = (pointer as usize + size) & !(HUGE_PAGE - 1);
+    if end > start {
+        // SAFETY: the range lies inside an allocation we own; madvise changes no contents.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
 /// Redis's allocator (jemalloc) aligns every allocation to the largest power of two that
 /// divides its size class, so rounding the size up to the alignment is enough.
 fn aligned_size(layout: Layout) -> usize {
@@ -35,11 +51,18 @@ unsafe impl GlobalAlloc for RedisFallibleAlloc {
         // SAFETY: as in `alloc`. calloc hands out fresh pages from the kernel for large sizes,
         // which are zero already: a 1 GB filter costs no memset and no RSS until it is used.
         unsafe {
-            if let Some(try_calloc) = raw::RedisModule_TryCalloc {
-                return try_calloc(1, size).cast();
+            let try_calloc = raw::RedisModule_TryCalloc;
+            let pointer: *mut u8 = match try_calloc {
+                Some(try_calloc) => try_calloc(1, size).cast(),
+                None => self.alloc(layout),
+            };
+            if pointer.is_null() {
+                return pointer;
             }
-            let pointer = self.alloc(layout);
-            if !pointer.is_null() {
+            if size >= 2 * HUGE_PAGE {
+                advise_huge_pages(pointer, size);
+            }
+            if try_calloc.is_none() {
                 ptr::write_bytes(pointer, 0, size);
             }
             pointer

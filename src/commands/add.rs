@@ -4,64 +4,53 @@ use super::parse::{self, Creation};
 use super::reserve::log_refusal;
 use super::{BfError, Call};
 use crate::config;
-use crate::filter::{BloomFilter, FilterError, ItemHash};
+use crate::filter::{BloomFilter, ItemHash};
+use std::cell::OnceCell;
 use std::ffi::CStr;
+
+/// How the answers are sent: one value (BF.ADD) or an array with one value per item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Replies {
+    Single,
+    Array,
+}
 
 /// BF.ADD key item
 pub fn add(call: &Call) -> Result<(), BfError> {
-    let outcome = add_items(call, 2, Some(config::defaults().into()), c"bf.add")?;
-    match outcome.first() {
-        Some(Ok(added)) => call.reply_bool(*added),
-        Some(Err(error)) => call.reply_error((*error).into()),
-        None => return Err(BfError::Internal),
-    }
-    Ok(())
+    add_items(call, 2, Some(config::defaults().into()), c"bf.add", Replies::Single)
 }
 
 /// BF.MADD key item [item ...]
 pub fn madd(call: &Call) -> Result<(), BfError> {
-    let outcome = add_items(call, 2, Some(config::defaults().into()), c"bf.madd")?;
-    reply_each(call, &outcome);
-    Ok(())
+    add_items(call, 2, Some(config::defaults().into()), c"bf.madd", Replies::Array)
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item ...
 pub fn insert(call: &Call) -> Result<(), BfError> {
     let options = parse::insert_options(call, config::defaults())?;
-    let outcome = add_items(call, options.first_item, options.creation, c"bf.insert")?;
-    reply_each(call, &outcome);
-    Ok(())
-}
-
-/// One answer per item; the first error ends the array, and the items after it were not
-/// processed.
-fn reply_each(call: &Call, outcome: &[Result<bool, FilterError>]) {
-    call.reply_array(outcome.len());
-    for result in outcome {
-        match result {
-            Ok(added) => call.reply_bool(*added),
-            Err(error) => call.reply_error((*error).into()),
-        }
-    }
+    add_items(call, options.first_item, options.creation, c"bf.insert", Replies::Array)
 }
 
 /// Adds the items from argument `first_item` on, creating the filter from `creation` when
-/// the key is missing (`None`: answer "not found" instead). Answers one result per item
-/// processed; processing stops after the first error. Notifies and replicates what changed.
+/// the key is missing (`None`: answer "not found" instead), and answers one value per item.
+/// The first error ends the answers: the items after it are not processed. Notifies and
+/// replicates what changed.
 fn add_items(
     call: &Call,
     first_item: usize,
     creation: Option<Creation>,
     event: &CStr,
-) -> Result<Vec<Result<bool, FilterError>>, BfError> {
-    let max_bytes = call.max_filter_bytes();
+    replies: Replies,
+) -> Result<(), BfError> {
+    let budget = OnceCell::new();
+    let budget = || *budget.get_or_init(|| call.max_filter_bytes());
     let mut key = call.open_key_for_writing();
     let created = match key.filter()? {
         Some(_) => None,
         None => {
             let creation = creation.ok_or(BfError::NotFound)?;
             let filter =
-                BloomFilter::try_new(creation.capacity, creation.error_rate, creation.expansion, max_bytes)
+                BloomFilter::try_new(creation.capacity, creation.error_rate, creation.expansion, budget())
                     .inspect_err(|_| log_refusal(&creation))?;
             key.store(filter)?;
             Some(creation)
@@ -69,22 +58,39 @@ fn add_items(
     };
     let filter = key.filter_mut()?.ok_or(BfError::Internal)?;
 
-    // Hash everything first and ask for the cache lines, so that the memory loads of a
-    // batch overlap instead of queueing one after another.
-    let hashes: Vec<ItemHash> = call.args_from(first_item).map(ItemHash::of).collect();
-    for hash in &hashes {
-        filter.prefetch(hash);
-    }
-    let mut outcome = Vec::with_capacity(hashes.len());
-    for hash in &hashes {
-        let result = filter.insert_hash(hash, max_bytes);
-        outcome.push(result);
-        if result.is_err() {
-            break;
+    let mut added = false;
+    if replies == Replies::Single {
+        let result = filter.insert_hash(&ItemHash::of(call.arg(first_item)), budget);
+        added = result == Ok(true);
+        match result {
+            Ok(answer) => call.reply_bool(answer),
+            Err(error) => call.reply_error(error.into()),
         }
+    } else {
+        // Hash everything first and ask for the cache lines, so that the memory loads of a
+        // batch overlap instead of queueing one after another.
+        let hashes: Vec<ItemHash> = call.args_from(first_item).map(ItemHash::of).collect();
+        for hash in &hashes {
+            filter.prefetch(hash);
+        }
+        call.reply_array_postponed();
+        let mut answered = 0;
+        for hash in &hashes {
+            answered += 1;
+            match filter.insert_hash(hash, budget) {
+                Ok(answer) => {
+                    added |= answer;
+                    call.reply_bool(answer);
+                }
+                Err(error) => {
+                    call.reply_error(error.into());
+                    break;
+                }
+            }
+        }
+        call.set_array_length(answered);
     }
 
-    let added = outcome.contains(&Ok(true));
     if let Some(creation) = created {
         call.notify(c"bf.reserve");
         replicate_with_parameters(call, &creation, first_item);
@@ -94,7 +100,7 @@ fn add_items(
     if added {
         call.notify(event);
     }
-    Ok(outcome)
+    Ok(())
 }
 
 /// A filter made from this server's defaults is replicated as a BF.INSERT that names every

@@ -233,6 +233,24 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// An array whose length is given by [`set_array_length`](Self::set_array_length) once
+    /// its elements are sent.
+    pub fn reply_array_postponed(&self) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithArray {
+                f(self.ctx, raw::REDISMODULE_POSTPONED_LEN as i64);
+            }
+        }
+    }
+
+    pub fn set_array_length(&self, len: usize) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplySetArrayLength {
+                f(self.ctx, len as i64);
+            }
+        }
+    }
+
     /// A map under RESP3; a flat array of `2 * len` elements under RESP2.
     pub fn reply_map(&self, len: usize) {
         unsafe {

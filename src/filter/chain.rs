@@ -70,19 +70,28 @@ impl BloomFilter {
     /// Adds an item. `Ok(true)` when it was not (probably) present and is now counted,
     /// `Ok(false)` when it already tested present, in which case nothing changes.
     pub fn insert(&mut self, item: &[u8], max_bytes: usize) -> Result<bool, FilterError> {
-        self.insert_hash(&ItemHash::of(item), max_bytes)
+        self.insert_hash(&ItemHash::of(item), || max_bytes)
     }
 
-    pub fn insert_hash(&mut self, hash: &ItemHash, max_bytes: usize) -> Result<bool, FilterError> {
-        if self.contains_hash(hash) {
+    /// As [`insert`](Self::insert), for a hash computed already. The memory budget is asked
+    /// for only when the filter has to grow, which is rare.
+    pub fn insert_hash(
+        &mut self,
+        hash: &ItemHash,
+        max_bytes: impl FnOnce() -> usize,
+    ) -> Result<bool, FilterError> {
+        let last = self.links.len() - 1;
+        if self.links[..last].iter().any(|link| link.contains(hash)) {
             return Ok(false);
         }
-        if self.newest().is_full() {
-            self.grow(max_bytes)?;
+        if self.links[last].is_full() {
+            if self.links[last].contains(hash) {
+                return Ok(false);
+            }
+            self.grow(max_bytes())?;
         }
         let newest = self.links.len() - 1;
-        self.links[newest].insert(hash);
-        Ok(true)
+        Ok(self.links[newest].insert(hash))
     }
 
     pub fn contains(&self, item: &[u8]) -> bool {

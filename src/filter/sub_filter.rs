@@ -48,13 +48,15 @@ impl SubFilter {
         block.test_all(hash.bit_positions(self.layout.hashes))
     }
 
-    /// Sets the item's bits and counts it. Answers whether any bit changed.
+    /// Sets the item's bits. When one of them was clear the item was not (probably) present:
+    /// it is counted and the answer is `true`; otherwise nothing changed and it is `false`.
+    /// Testing and setting in one pass touches the block once.
     #[inline]
     pub fn insert(&mut self, hash: &ItemHash) -> bool {
         let index = hash.block_index(self.layout.blocks);
-        let changed = self.bits.as_mut_slice()[index].set_all(hash.bit_positions(self.layout.hashes));
-        self.items += 1;
-        changed
+        let added = self.bits.as_mut_slice()[index].set_all(hash.bit_positions(self.layout.hashes));
+        self.items += u64::from(added);
+        added
     }
 
     #[inline]

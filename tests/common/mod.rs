@@ -25,6 +25,7 @@ fn redis_server() -> String {
 
 pub struct Server {
     pub port: u16,
+    module: PathBuf,
     dir: PathBuf,
     module_args: Vec<String>,
     config: Vec<String>,
@@ -39,7 +40,13 @@ impl Server {
     /// `module_args` follow the module's path on the loadmodule line; `config` are extra
     /// `--name value` pairs for redis-server.
     pub fn start_with(module_args: &[&str], config: &[&str]) -> Server {
+        Server::start_module(module_path(), module_args, config)
+    }
+
+    /// A server with another module, for benchmarks that compare.
+    pub fn start_module(module: PathBuf, module_args: &[&str], config: &[&str]) -> Server {
         let mut server = Server::start_or_fail(module_args);
+        server.module = module;
         server.config = config.iter().map(|s| s.to_string()).collect();
         server.launch();
         server
@@ -75,6 +82,7 @@ impl Server {
         std::fs::create_dir_all(&dir).expect("temporary directory");
         Server {
             port: free_port(),
+            module: module_path(),
             dir,
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             config: Vec::new(),
@@ -108,7 +116,7 @@ impl Server {
             .args(["--logfile", "redis.log", "--save", "", "--daemonize", "no"])
             .args(["--enable-debug-command", "yes", "--enable-module-command", "yes"])
             .arg("--loadmodule")
-            .arg(module_path())
+            .arg(&self.module)
             .args(&self.module_args)
             .args(&self.config)
             .stdout(Stdio::null())

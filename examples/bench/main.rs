@@ -1,0 +1,93 @@
+//! `make bench`: BF.* against its floor (GETBIT/SETBIT on a string of the same size) and
+//! against what users do without a module (a Bloom filter in Lua over SETBIT/GETBIT), all
+//! measured in one run on real redis-server processes; optionally against another module that
+//! serves BF.* (`--compare-module PATH`).
+//!
+//! Server-side cost comes from INFO commandstats (usec_per_call), which the client's own speed
+//! does not distort; every figure is the median of several rounds.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+mod report;
+mod workloads;
+
+use common::Server;
+use std::path::PathBuf;
+use workloads::{FilterSize, Target};
+
+struct Options {
+    compare_module: Option<PathBuf>,
+    json: PathBuf,
+    rounds: usize,
+    sizes: Vec<FilterSize>,
+}
+
+fn options() -> Options {
+    let mut options = Options {
+        compare_module: None,
+        json: PathBuf::from("target/bench/results.json"),
+        rounds: 5,
+        sizes: FilterSize::all(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| usage(&format!("{arg} needs a value")));
+        match arg.as_str() {
+            "--compare-module" => options.compare_module = Some(PathBuf::from(value())),
+            "--json" => options.json = PathBuf::from(value()),
+            "--rounds" => {
+                options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"))
+            }
+            "--sizes" => {
+                let names = value();
+                options.sizes = FilterSize::all()
+                    .into_iter()
+                    .filter(|size| names.split(',').any(|name| name == size.name))
+                    .collect();
+            }
+            "--help" | "-h" => usage(""),
+            other => usage(&format!("unknown argument {other}")),
+        }
+    }
+    options
+}
+
+fn usage(problem: &str) -> ! {
+    eprintln!(
+        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB --json FILE']"
+    );
+    std::process::exit(2)
+}
+
+fn main() {
+    let options = options();
+    // Large filters need more than the default 4 GiB budget and 512 MB strings.
+    let config = ["--proto-max-bulk-len", "4gb", "--maxmemory", "0"];
+    let ours = Server::start_with(&["max-filter-bytes", "17179869184"], &config);
+    let mut targets = vec![Target::new("redbloom", ours, true)];
+    if let Some(module) = &options.compare_module {
+        let module =
+            std::fs::canonicalize(module).unwrap_or_else(|_| usage("--compare-module: no such file"));
+        let name = module.file_stem().map_or("other".into(), |n| n.to_string_lossy().into_owned());
+        targets.push(Target::new(&name, Server::start_module(module, &[], &config), false));
+    }
+
+    let mut results = Vec::new();
+    for size in &options.sizes {
+        eprintln!("== {} filters (capacity {}, 1%)", size.name, size.capacity);
+        for target in &mut targets {
+            results.extend(workloads::run_size(target, size, options.rounds));
+        }
+    }
+    let mut efficiency = Vec::new();
+    for target in &mut targets {
+        efficiency.push(workloads::memory_efficiency(target));
+    }
+    let report = report::Report::new(results, efficiency, &targets);
+    println!("{}", report.table());
+    if let Some(dir) = options.json.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(&options.json, report.json()).expect("writing the JSON report");
+    eprintln!("JSON written to {}", options.json.display());
+}

@@ -1,0 +1,187 @@
+//! The benchmark's output: a readable table and the same figures as JSON.
+
+use crate::workloads::{Efficiency, Measurement, Target};
+use std::fmt::Write;
+
+pub struct Report {
+    measurements: Vec<Measurement>,
+    efficiency: Vec<Efficiency>,
+    ours: String,
+    others: Vec<String>,
+    machine: String,
+}
+
+/// Which Lua workload does the same job as each BF.* workload.
+const LUA_EQUIVALENT: [(&str, &str); 4] = [
+    ("BF.EXISTS", "Lua exists"),
+    ("BF.MEXISTS", "Lua mexists"),
+    ("BF.ADD", "Lua add"),
+    ("BF.MADD", "Lua madd"),
+];
+
+impl Report {
+    pub fn new(
+        measurements: Vec<Measurement>,
+        efficiency: Vec<Vec<Efficiency>>,
+        targets: &[Target],
+    ) -> Report {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|info| {
+                info.lines().find_map(|l| {
+                    l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+                })
+            })
+            .unwrap_or_else(|| "unknown CPU".to_string());
+        let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let machine = format!("{cpu}, {cores} cores, Redis {}", targets[0].server_version);
+        Report {
+            measurements,
+            efficiency: efficiency.into_iter().flatten().collect(),
+            ours: targets[0].name.clone(),
+            others: targets[1..].iter().map(|t| t.name.clone()).collect(),
+            machine,
+        }
+    }
+
+    fn find(&self, target: &str, size: &str, workload: &str) -> Option<&Measurement> {
+        self.measurements.iter().find(|m| m.target == target && m.size == size && m.workload == workload)
+    }
+
+    fn sizes(&self) -> Vec<&'static str> {
+        let mut sizes: Vec<&'static str> = Vec::new();
+        for m in &self.measurements {
+            if !sizes.contains(&m.size) {
+                sizes.push(m.size);
+            }
+        }
+        sizes
+    }
+
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Machine: {}. Medians of the rounds; server cost from INFO commandstats.\n",
+            self.machine
+        );
+        let _ = write!(
+            out,
+            "| filter | workload | {0} µs/item | {0} items/s (client) | GETBIT µs/call | ratio to GETBIT | SETBIT µs/call | Lua µs/item | Lua / {0} |",
+            self.ours
+        );
+        for other in &self.others {
+            let _ = write!(out, " {other} µs/item | {other} / {} |", self.ours);
+        }
+        let _ = write!(out, "\n|---|---|---|---|---|---|---|---|---|");
+        out.push_str(&"---|---|".repeat(self.others.len()));
+        out.push('\n');
+        for size in self.sizes() {
+            let floor =
+                |workload: &str| self.find(&self.ours, size, workload).map_or(f64::NAN, |m| m.usec_per_call);
+            for (workload, lua) in LUA_EQUIVALENT {
+                let Some(ours) = self.find(&self.ours, size, workload) else { continue };
+                let lua = self.find(&self.ours, size, lua).map_or(f64::NAN, Measurement::usec_per_item);
+                let _ = write!(
+                    out,
+                    "| {size} | {workload} ×{} | {:.3} | {:.0} | {:.3} | {:.2} | {:.3} | {:.3} | {:.1} |",
+                    ours.items_per_call,
+                    ours.usec_per_item(),
+                    ours.items_per_second,
+                    floor("GETBIT"),
+                    ours.usec_per_item() / floor("GETBIT"),
+                    floor("SETBIT"),
+                    lua,
+                    lua / ours.usec_per_item()
+                );
+                for other in &self.others {
+                    let theirs =
+                        self.find(other, size, workload).map_or(f64::NAN, Measurement::usec_per_item);
+                    let _ = write!(out, " {theirs:.3} | {:.2} |", theirs / ours.usec_per_item());
+                }
+                out.push('\n');
+            }
+        }
+
+        let _ = writeln!(out, "\n| filter | module | bytes/item (MEMORY USAGE / capacity) | false-positive rate (1M probes) | fill |");
+        let _ = writeln!(out, "|---|---|---|---|---|");
+        for size in self.sizes() {
+            for target in std::iter::once(&self.ours).chain(&self.others) {
+                if let Some(m) = self.find(target, size, "BF.EXISTS") {
+                    let _ = writeln!(
+                        out,
+                        "| {size} | {target} | {:.3} | {:.5} | {} |",
+                        m.bytes_per_item.unwrap_or(f64::NAN),
+                        m.false_positive_rate.unwrap_or(f64::NAN),
+                        m.fill
+                    );
+                }
+            }
+        }
+
+        let _ = writeln!(
+            out,
+            "\nAt full capacity (10⁶ items, non-scaling, 2M probes), against a classic Bloom filter of the measured rate:\n"
+        );
+        let _ = writeln!(out, "| module | requested rate | measured rate | bits/item | classic bits/item at that rate | ratio |");
+        let _ = writeln!(out, "|---|---|---|---|---|---|");
+        for e in &self.efficiency {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.5} | {:.2} | {:.2} | {:.3} |",
+                e.target,
+                e.requested_rate,
+                e.measured_rate,
+                e.bits_per_item,
+                e.classic_bits_per_item,
+                e.bits_per_item / e.classic_bits_per_item
+            );
+        }
+        out
+    }
+
+    pub fn json(&self) -> String {
+        let number = |x: f64| if x.is_finite() { format!("{x}") } else { "null".to_string() };
+        let optional = |x: Option<f64>| x.map_or("null".to_string(), number);
+        let measurements: Vec<String> = self
+            .measurements
+            .iter()
+            .map(|m| {
+                format!(
+                    "{{\"target\":{:?},\"filter\":{:?},\"workload\":{:?},\"items_per_call\":{},\"usec_per_call\":{},\"usec_per_item\":{},\"client_items_per_second\":{},\"bytes_per_item\":{},\"false_positive_rate\":{},\"fill\":{:?}}}",
+                    m.target,
+                    m.size,
+                    m.workload,
+                    m.items_per_call,
+                    number(m.usec_per_call),
+                    number(m.usec_per_item()),
+                    number(m.items_per_second),
+                    optional(m.bytes_per_item),
+                    optional(m.false_positive_rate),
+                    m.fill
+                )
+            })
+            .collect();
+        let efficiency: Vec<String> = self
+            .efficiency
+            .iter()
+            .map(|e| {
+                format!(
+                    "{{\"target\":{:?},\"requested_rate\":{},\"measured_rate\":{},\"bits_per_item\":{},\"classic_bits_per_item\":{},\"ratio\":{}}}",
+                    e.target,
+                    number(e.requested_rate),
+                    number(e.measured_rate),
+                    number(e.bits_per_item),
+                    number(e.classic_bits_per_item),
+                    number(e.bits_per_item / e.classic_bits_per_item)
+                )
+            })
+            .collect();
+        format!(
+            "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n]}}\n",
+            self.machine,
+            measurements.join(",\n"),
+            efficiency.join(",\n")
+        )
+    }
+}
