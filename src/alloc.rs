@@ -4,20 +4,75 @@
 //! `TryAlloc` returns null instead, which Rust's fallible paths (`try_reserve`,
 //! `alloc_zeroed` in the bit array) turn into "ERR Insufficient memory to create filter".
 
+use crate::config;
 use redis_module::raw;
 use std::alloc::{GlobalAlloc, Layout};
+use std::ffi::c_void;
 use std::ptr;
 
 pub struct RedisFallibleAlloc;
+
+/// The alignment Redis's allocator guarantees whatever it was built with (jemalloc or libc
+/// malloc). Larger alignments, such as the bit array's 64-byte blocks, are made by hand.
+const GUARANTEED_ALIGN: usize = 16;
 
 /// Bit arrays are read at random. On 4 KiB pages a large one costs a TLB miss and a page
 /// walk per lookup on top of the cache miss; on 2 MiB pages its page tables fit in cache.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Asks the kernel for transparent huge pages behind the whole 2 MiB pages of a large
-/// zeroed allocation, before it is first touched. It is only advice: where THP is off, or
-/// Redis turned it off for the process (`disable-thp`, when THP is "always"), it does nothing.
+/// The allocator's own functions, as Redis exports them. `TryAlloc` and `TryCalloc` are
+/// missing on older servers; `Alloc` and `Free` are always there once the module is loaded.
+struct RedisFunctions {
+    allocate: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+    allocate_zeroed: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
+    free: Option<unsafe extern "C" fn(*mut c_void)>,
+}
+
+fn redis_functions() -> RedisFunctions {
+    // SAFETY: the pointers are written once by RedisModule_Init, before any module code runs.
+    unsafe {
+        RedisFunctions {
+            allocate: raw::RedisModule_TryAlloc.or(raw::RedisModule_Alloc),
+            allocate_zeroed: raw::RedisModule_TryCalloc,
+            free: raw::RedisModule_Free,
+        }
+    }
+}
+
+impl RedisFunctions {
+    /// `size` bytes, zeroed if asked; null when memory is short.
+    unsafe fn get(&self, size: usize, zeroed: bool) -> *mut u8 {
+        unsafe {
+            match (zeroed, self.allocate_zeroed, self.allocate) {
+                (true, Some(calloc), _) => {
+                    let pointer: *mut u8 = calloc(1, size).cast();
+                    if !pointer.is_null() {
+                        advise_huge_pages(pointer, size);
+                    }
+                    pointer
+                }
+                (true, None, Some(alloc)) => {
+                    let pointer: *mut u8 = alloc(size).cast();
+                    if !pointer.is_null() {
+                        advise_huge_pages(pointer, size);
+                        ptr::write_bytes(pointer, 0, size);
+                    }
+                    pointer
+                }
+                (false, _, Some(alloc)) => alloc(size).cast(),
+                _ => ptr::null_mut(),
+            }
+        }
+    }
+}
+
+/// Where `bf.huge-pages` is on, asks the kernel for transparent huge pages behind the whole
+/// 2 MiB pages of a large zeroed allocation (a bit array), before it is first touched. Only advice: where THP is
+/// off, or Redis turned it off for the process (`disable-thp`), nothing changes.
 fn advise_huge_pages(pointer: *mut u8, size: usize) {
+    if size < 2 * HUGE_PAGE || !config::huge_pages() {
+        return;
+    }
     let start = (pointer as usize).next_multiple_of(HUGE_PAGE);
     let end = (pointer as usize + size) & !(HUGE_PAGE - 1);
     if end > start {
@@ -26,54 +81,50 @@ fn advise_huge_pages(pointer: *mut u8, size: usize) {
     }
 }
 
-/// Redis's allocator (jemalloc) aligns every allocation to the largest power of two that
-/// divides its size class, so rounding the size up to the alignment is enough.
-fn aligned_size(layout: Layout) -> usize {
-    (layout.size() + layout.align() - 1) & !(layout.align() - 1)
+/// An over-aligned allocation: `align` extra bytes, the returned pointer moved up to the
+/// alignment, and the pointer Redis gave stored in the word just before it.
+const HEADER: usize = std::mem::size_of::<usize>();
+
+unsafe fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
+    let functions = redis_functions();
+    unsafe {
+        if layout.align() <= GUARANTEED_ALIGN {
+            return functions.get(layout.size(), zeroed);
+        }
+        let Some(total) = layout.size().checked_add(layout.align() + HEADER) else {
+            return ptr::null_mut();
+        };
+        let base = functions.get(total, zeroed);
+        if base.is_null() {
+            return base;
+        }
+        let offset = (base as usize + HEADER).next_multiple_of(layout.align()) - base as usize;
+        let aligned = base.add(offset);
+        aligned.sub(HEADER).cast::<usize>().write_unaligned(base as usize);
+        aligned
+    }
 }
 
 unsafe impl GlobalAlloc for RedisFallibleAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let size = aligned_size(layout);
-        // SAFETY: the function pointers are filled in by RedisModule_Init before any module
-        // code runs; a missing one means the server lacks the API, not a dangling pointer.
-        unsafe {
-            match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
-                (Some(try_alloc), _) => try_alloc(size).cast(),
-                (None, Some(alloc)) => alloc(size).cast(),
-                (None, None) => ptr::null_mut(),
-            }
-        }
+        unsafe { allocate(layout, false) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let size = aligned_size(layout);
-        // SAFETY: as in `alloc`. calloc hands out fresh pages from the kernel for large sizes,
-        // which are zero already: a 1 GB filter costs no memset and no RSS until it is used.
-        unsafe {
-            let try_calloc = raw::RedisModule_TryCalloc;
-            let pointer: *mut u8 = match try_calloc {
-                Some(try_calloc) => try_calloc(1, size).cast(),
-                None => self.alloc(layout),
-            };
-            if pointer.is_null() {
-                return pointer;
-            }
-            if size >= 2 * HUGE_PAGE {
-                advise_huge_pages(pointer, size);
-            }
-            if try_calloc.is_none() {
-                ptr::write_bytes(pointer, 0, size);
-            }
-            pointer
-        }
+        // calloc (Redis 7.4 and later) hands out fresh pages from the kernel for large sizes,
+        // which are zero already; older servers clear the memory here.
+        unsafe { allocate(layout, true) }
     }
 
-    unsafe fn dealloc(&self, pointer: *mut u8, _layout: Layout) {
-        // SAFETY: every pointer handed out above came from Redis's allocator.
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        let Some(free) = redis_functions().free else { return };
+        // SAFETY: `pointer` came from `allocate` with this layout.
         unsafe {
-            if let Some(free) = raw::RedisModule_Free {
+            if layout.align() <= GUARANTEED_ALIGN {
                 free(pointer.cast());
+            } else {
+                let base = pointer.sub(HEADER).cast::<usize>().read_unaligned();
+                free(base as *mut c_void);
             }
         }
     }

@@ -5,7 +5,7 @@
 use crate::filter::params::{self, MAX_CAPACITY, MAX_EXPANSION};
 use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
 use redis_module::{RedisError, RedisString};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 pub const DEFAULT_ERROR_RATE: &str = "0.01";
 pub const DEFAULT_INITIAL_SIZE: i64 = 100;
@@ -20,6 +20,9 @@ pub static ERROR_RATE: ErrorRateConfig = ErrorRateConfig(AtomicU64::new(0x3F84_7
 pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
 pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
+/// Off by default: a write during a fork (BGSAVE, replication) copies a whole 2 MiB page
+/// instead of 4 KiB, so write-heavy servers that persist would see memory spikes.
+pub static HUGE_PAGES: AtomicBool = AtomicBool::new(false);
 
 /// Parameters of a filter that a command creates without being told them.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +42,11 @@ pub fn defaults() -> Defaults {
 
 pub fn max_filter_bytes() -> usize {
     MAX_FILTER_BYTES.load(Ordering::Relaxed) as usize
+}
+
+#[cfg(not(test))]
+pub fn huge_pages() -> bool {
+    HUGE_PAGES.load(Ordering::Relaxed)
 }
 
 /// The error rate is a string config: Redis has no floating-point module configs.
@@ -95,6 +103,7 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
             "expansion" | "expansion-factor" => {
                 store_integer(&EXPANSION, "expansion-factor", &value, 0, MAX_EXPANSION as i64)?
             }
+            "huge-pages" => HUGE_PAGES.store(yes_or_no(&value)?, Ordering::Relaxed),
             "max-filter-bytes" => {
                 store_integer(&MAX_FILTER_BYTES, "max-filter-bytes", &value, MIN_MAX_FILTER_BYTES, i64::MAX)?
             }
@@ -102,6 +111,14 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn yes_or_no(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("huge-pages must be yes or no, got '{text}'")),
+    }
 }
 
 fn store_integer(target: &AtomicI64, name: &str, text: &str, min: i64, max: i64) -> Result<(), String> {

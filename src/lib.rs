@@ -71,7 +71,9 @@ redis_module! {
         string: [
             ["error-rate", &config::ERROR_RATE, config::DEFAULT_ERROR_RATE, ConfigurationFlags::DEFAULT, None],
         ],
-        bool: [],
+        bool: [
+            ["huge-pages", &config::HUGE_PAGES, false, ConfigurationFlags::DEFAULT, None],
+        ],
         enum: [],
         // Arguments are read by `initialize`, which also takes RedisBloom's names.
         module_args_as_configuration: false,

@@ -408,6 +408,73 @@ fn scandump_and_loadchunk_errors() {
     let Value::Int(next) = chunk[0] else { panic!() };
     let Value::Array(end) = ok(&mut con, &["BF.SCANDUMP", "k", &next.to_string()]) else { panic!() };
     assert_eq!(end, vec![Value::Int(0), Value::BulkString(vec![])]);
+    let Value::Array(negative) = ok(&mut con, &["BF.SCANDUMP", "k", "-3"]) else { panic!() };
+    assert_eq!(negative, vec![Value::Int(0), Value::BulkString(vec![])]);
+    // Numbers are read as Redis reads them.
+    for bad in ["007", "+5", "-0", "1.0", ""] {
+        assert_eq!(err(&mut con, &["BF.SCANDUMP", "k", bad]), "Second argument must be numeric", "{bad:?}");
+    }
+    assert_eq!(err(&mut con, &["BF.LOADCHUNK", "k", "3", "longer than three"]), "ERR received bad data");
+}
+
+#[test]
+fn tiny_error_rates_and_long_chains_are_served() {
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "tiny", "1e-25", "100"]);
+    ok(&mut con, &["BF.ADD", "tiny", "a"]);
+    assert_eq!(int(&mut con, &["BF.EXISTS", "tiny", "a"]), 1);
+    // Expansion 1 halves the rate of every new sub-filter: 60 of them still grow.
+    ok(&mut con, &["BF.RESERVE", "chain", "0.01", "1", "EXPANSION", "1"]);
+    let added = madd_all(&mut con, "chain", (0..60).map(|n| format!("c{n}")));
+    let Value::Array(filters) = ok(&mut con, &["BF.INFO", "chain", "FILTERS"]) else { panic!() };
+    assert_eq!(filters, vec![Value::Int(added as i64)]);
+    assert!(added >= 58);
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    assert_eq!(count_present(&mut con, "chain", (0..60).map(|n| format!("c{n}"))), 60);
+}
+
+#[test]
+fn size_is_the_same_after_a_reload() {
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "k", "0.01", "10"]);
+    madd_all(&mut con, "k", (0..500).map(|n| format!("s{n}")));
+    let size = ok(&mut con, &["BF.INFO", "k", "SIZE"]);
+    let usage = int(&mut con, &["MEMORY", "USAGE", "k"]);
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    assert_eq!(ok(&mut con, &["BF.INFO", "k", "SIZE"]), size);
+    assert_eq!(int(&mut con, &["MEMORY", "USAGE", "k"]), usage);
+}
+
+#[test]
+fn huge_pages_when_asked_for() {
+    let server = Server::start_with(&["huge-pages", "yes"], &[]);
+    let mut con = server.connection();
+    assert_eq!(
+        ok(&mut con, &["CONFIG", "GET", "bf.huge-pages"]),
+        Value::Array(vec![Value::BulkString(b"bf.huge-pages".to_vec()), Value::BulkString(b"yes".to_vec())])
+    );
+    ok(&mut con, &["BF.RESERVE", "big", "0.01", "50000000", "NONSCALING"]);
+    madd_all(&mut con, "big", (0..1000).map(|n| format!("h{n}")));
+    assert_eq!(count_present(&mut con, "big", (0..1000).map(|n| format!("h{n}"))), 1000);
+    // The kernel honours the advice only in THP's "madvise" mode (in "always" mode Redis
+    // turns THP off for itself); there the filter must sit on huge pages.
+    let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if mode.contains("[madvise]") {
+        let Value::BulkString(info) = ok(&mut con, &["INFO", "server"]) else { panic!() };
+        let info = String::from_utf8_lossy(&info);
+        let pid = info.lines().find_map(|l| l.strip_prefix("process_id:")).unwrap().trim().to_string();
+        let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap();
+        let huge_kb: u64 = smaps
+            .lines()
+            .find_map(|l| l.strip_prefix("AnonHugePages:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        assert!(huge_kb >= 32 * 1024, "only {huge_kb} kB on huge pages");
+    } else {
+        eprintln!("transparent huge pages are '{}' here: placement not checked", mode.trim());
+    }
 }
 
 #[test]

@@ -119,3 +119,48 @@ fn commands_that_change_nothing_are_not_replicated() {
     wait_in_sync(&mut con, &mut replica.connection());
     assert_eq!(digest(&mut replica.connection(), "k"), digest(&mut con, "k"));
 }
+
+#[test]
+fn a_replica_gets_only_the_items_its_master_accepted() {
+    // The master refuses to grow past a small budget; replicas have none. They must still
+    // end with what the master has, not with the items it refused.
+    let master = Server::start_with(&["max-filter-bytes", "20000"], &["--appendonly", "yes"]);
+    let replica = Server::start_with(&[], &["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut con = master.connection();
+    wait_in_sync(&mut con, &mut replica.connection());
+
+    ok(&mut con, &["BF.RESERVE", "grows", "0.01", "1000", "EXPANSION", "4"]);
+    let mut refused = false;
+    for batch in 0..20 {
+        let items: Vec<String> = (0..400).map(|n| format!("{batch}:{n}")).collect();
+        let mut args = vec!["BF.MADD", "grows"];
+        args.extend(items.iter().map(String::as_str));
+        let Value::Array(replies) = ok(&mut con, &args) else { panic!() };
+        if let Some(Value::ServerError(error)) = replies.last() {
+            assert_eq!(server_error_text(error), "ERR Insufficient memory to create filter");
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused, "the budget was never reached");
+    // A filter created by BF.MADD from defaults, stopped part-way the same way.
+    let items: Vec<String> = (0..20_000).map(|n| format!("fresh:{n}")).collect();
+    let mut args = vec!["BF.MADD", "fresh"];
+    args.extend(items.iter().map(String::as_str));
+    let Value::Array(replies) = ok(&mut con, &args) else { panic!() };
+    assert!(matches!(replies.last(), Some(Value::ServerError(_))), "fresh was not refused");
+
+    wait_in_sync(&mut con, &mut replica.connection());
+    let mut on_replica = replica.connection();
+    for key in ["grows", "fresh"] {
+        assert_eq!(int(&mut on_replica, &["BF.CARD", key]), int(&mut con, &["BF.CARD", key]), "{key}");
+        assert_eq!(digest(&mut on_replica, key), digest(&mut con, key), "{key}");
+    }
+    // The AOF holds the same: after a restart the master has what it acknowledged, no more.
+    let before = [digest(&mut con, "grows"), digest(&mut con, "fresh")];
+    drop(con);
+    let mut master = master;
+    master.restart();
+    let mut con = master.connection();
+    assert_eq!([digest(&mut con, "grows"), digest(&mut con, "fresh")], before);
+}

@@ -106,7 +106,9 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
         None
     };
 
-    let mut rows: Vec<(&'static str, usize, Vec<(f64, f64)>)> = Vec::new();
+    // Per workload: items per call, and (µs per call, client items per second) per round.
+    type Samples = Vec<(f64, f64)>;
+    let mut rows: Vec<(&'static str, usize, Samples)> = Vec::new();
     let mut record = |workload: &'static str, items_per_call: usize, sample: (f64, f64)| match rows
         .iter_mut()
         .find(|(name, _, _)| *name == workload)
@@ -122,7 +124,7 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
                     (0..per_call)
                         .map(|i| {
                             let n = call * per_call + i;
-                            if n % 2 == 0 {
+                            if n.is_multiple_of(2) {
                                 format!("m:{}", (n * 7919) % members)
                             } else {
                                 format!("{prefix}:{round}:{n}")

@@ -59,11 +59,16 @@ fn add_items(
     let filter = key.filter_mut()?.ok_or(BfError::Internal)?;
 
     let mut added = false;
+    // Items processed without error; an error ends the command there.
+    let mut succeeded = 0;
     if replies == Replies::Single {
         let result = filter.insert_hash(&ItemHash::of(call.arg(first_item)), budget);
         added = result == Ok(true);
         match result {
-            Ok(answer) => call.reply_bool(answer),
+            Ok(answer) => {
+                succeeded = 1;
+                call.reply_bool(answer);
+            }
             Err(error) => call.reply_error(error.into()),
         }
     } else {
@@ -80,6 +85,7 @@ fn add_items(
             match filter.insert_hash(hash, budget) {
                 Ok(answer) => {
                     added |= answer;
+                    succeeded += 1;
                     call.reply_bool(answer);
                 }
                 Err(error) => {
@@ -91,9 +97,17 @@ fn add_items(
         call.set_array_length(answered);
     }
 
+    // Replicas and the AOF replay without a memory budget: if this server stopped at an
+    // error, they must get only the items it processed, or they would add the rest.
+    let items = first_item..first_item + succeeded;
+    let stopped_early = items.end < call.argc();
     if let Some(creation) = created {
         call.notify(c"bf.reserve");
-        replicate_with_parameters(call, &creation, first_item);
+        replicate_with_parameters(call, &creation, items);
+    } else if added && stopped_early {
+        let mut args = vec![call.arg(1)];
+        args.extend(items.map(|index| call.arg(index)));
+        call.replicate("BF.MADD", &args);
     } else if added {
         call.replicate_verbatim();
     }
@@ -103,14 +117,20 @@ fn add_items(
     Ok(())
 }
 
-/// A filter made from this server's defaults is replicated as a BF.INSERT that names every
-/// parameter, so that a replica with other defaults builds the very same filter.
-fn replicate_with_parameters(call: &Call, creation: &Creation, first_item: usize) {
-    let options = creation.explicit_options();
-    let mut args: Vec<&[u8]> = Vec::with_capacity(options.len() + 2 + call.argc() - first_item);
-    args.push(call.arg(1));
-    args.extend(options.iter().map(Vec::as_slice));
+/// A filter made from this server's defaults is replicated as a command that names every
+/// parameter, so that a replica with other defaults builds the very same filter: BF.INSERT
+/// with the items processed, or BF.RESERVE when there are none.
+fn replicate_with_parameters(call: &Call, creation: &Creation, items: std::ops::Range<usize>) {
+    let mut args: Vec<&[u8]> = vec![call.arg(1)];
+    if items.is_empty() {
+        let parameters = creation.reserve_args();
+        args.extend(parameters.iter().map(String::as_bytes));
+        call.replicate("BF.RESERVE", &args);
+        return;
+    }
+    let parameters = creation.insert_args();
+    args.extend(parameters.iter().map(String::as_bytes));
     args.push(b"ITEMS");
-    args.extend(call.args_from(first_item));
+    args.extend(items.map(|index| call.arg(index)));
     call.replicate("BF.INSERT", &args);
 }

@@ -13,18 +13,18 @@ const HEADER_ITERATOR: i64 = 1;
 
 /// BF.SCANDUMP key iterator
 pub fn scandump(call: &Call) -> Result<(), BfError> {
-    let iterator = parse::integer(call.arg(2))
-        .filter(|&iterator| iterator >= 0)
-        .ok_or(BfError::ScanDumpIteratorNotNumeric)?;
     let key = call.open_key();
     let filter = key.filter()?.ok_or(BfError::NotFound)?;
+    let iterator = parse::integer(call.arg(2)).ok_or(BfError::ScanDumpIteratorNotNumeric)?;
     call.reply_array(2);
     if iterator == 0 {
         call.reply_integer(HEADER_ITERATOR);
         call.reply_bulk(&encoding::encode_header(filter));
         return Ok(());
     }
-    match encoding::chunk_at(filter, iterator as u64 - 1) {
+    // A negative iterator, like one past the end, is the end, as RedisBloom answers.
+    let chunk = u64::try_from(iterator - 1).ok().and_then(|offset| encoding::chunk_at(filter, offset));
+    match chunk {
         Some(chunk) => {
             call.reply_integer(iterator + chunk.len() as i64);
             call.reply_bulk(chunk);
@@ -51,10 +51,11 @@ pub fn loadchunk(call: &Call) -> Result<(), BfError> {
         call.notify(c"bf.reserve");
     } else {
         let filter = key.filter_mut()?.ok_or(BfError::NotFound)?;
+        // An iterator that cannot follow a chunk of this length is bad data, not an offset.
         let offset = iterator
             .checked_sub(1 + data.len() as i64)
             .and_then(|offset| u64::try_from(offset).ok())
-            .ok_or(BfError::NoLink)?;
+            .ok_or(BfError::BadData)?;
         encoding::write_chunk(filter, offset, data)?;
         call.notify(c"bf.loadchunk");
     }

@@ -69,7 +69,7 @@ pub fn debug(call: &Call) -> Result<(), BfError> {
             "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
             link.byte_len(),
             layout.bits(),
-            layout.hashes,
+            layout.bits_per_item_set(),
             link.capacity(),
             link.items(),
             format_like_printf_g(link.error_rate())

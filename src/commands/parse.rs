@@ -24,22 +24,35 @@ impl From<Defaults> for Creation {
 }
 
 impl Creation {
-    /// The arguments that recreate exactly this filter on a replica, in BF.INSERT's syntax
-    /// (which BF.RESERVE's option scan also accepts after its positional arguments).
-    pub fn explicit_options(&self) -> Vec<Vec<u8>> {
-        let mut options = vec![
-            b"CAPACITY".to_vec(),
-            self.capacity.to_string().into_bytes(),
-            b"ERROR".to_vec(),
-            self.error_rate.to_string().into_bytes(),
-        ];
+    // The arguments that recreate exactly this filter on a replica. Rust prints an f64 with
+    // the fewest digits that parse back to the same value, so the rate survives exactly.
+
+    /// `EXPANSION n` or `NONSCALING`, which BF.RESERVE and BF.INSERT both take.
+    pub fn scaling_args(&self) -> Vec<String> {
         if self.expansion == 0 {
-            options.push(b"NONSCALING".to_vec());
+            vec!["NONSCALING".to_string()]
         } else {
-            options.push(b"EXPANSION".to_vec());
-            options.push(self.expansion.to_string().into_bytes());
+            vec!["EXPANSION".to_string(), self.expansion.to_string()]
         }
-        options
+    }
+
+    /// Every parameter, in BF.INSERT's syntax.
+    pub fn insert_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "CAPACITY".to_string(),
+            self.capacity.to_string(),
+            "ERROR".to_string(),
+            self.error_rate.to_string(),
+        ];
+        args.extend(self.scaling_args());
+        args
+    }
+
+    /// Every parameter, in BF.RESERVE's syntax (after the key).
+    pub fn reserve_args(&self) -> Vec<String> {
+        let mut args = vec![self.error_rate.to_string(), self.capacity.to_string()];
+        args.extend(self.scaling_args());
+        args
     }
 }
 
@@ -48,12 +61,18 @@ pub fn float(bytes: &[u8]) -> Option<f64> {
     (!value.is_nan()).then_some(value)
 }
 
+/// An integer as Redis reads one: an optional minus, no plus, no leading zeros, no "-0".
 pub fn integer(bytes: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    if text.starts_with('+') {
+    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    let canonical = match digits {
+        [b'0'] => bytes.len() == 1,
+        [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if !canonical {
         return None;
     }
-    text.parse().ok()
+    std::str::from_utf8(bytes).ok()?.parse().ok()
 }
 
 pub fn is_keyword(bytes: &[u8], keyword: &str) -> bool {

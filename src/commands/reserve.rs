@@ -22,9 +22,10 @@ pub fn reserve(call: &Call) -> Result<(), BfError> {
     call.reply_ok();
     call.notify(c"bf.reserve");
     // The expansion may have come from this server's default: spell it out for replicas.
-    let mut replicated: Vec<Vec<u8>> = vec![call.arg(1).to_vec(), call.arg(2).to_vec(), call.arg(3).to_vec()];
-    replicated.extend(creation.explicit_options().into_iter().skip(4));
-    call.replicate("BF.RESERVE", &replicated.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let scaling = creation.scaling_args();
+    let mut replicated: Vec<&[u8]> = vec![call.arg(1), call.arg(2), call.arg(3)];
+    replicated.extend(scaling.iter().map(String::as_bytes));
+    call.replicate("BF.RESERVE", &replicated);
     Ok(())
 }
 

@@ -28,6 +28,10 @@ impl From<AllocationFailed> for FilterError {
     }
 }
 
+/// The longest chain. Each link halves the error rate, so this is far past any real need
+/// (2^-128 of the requested rate); the limit keeps headers small and decoding bounded.
+pub const MAX_LINKS: usize = 128;
+
 pub struct BloomFilter {
     links: Vec<SubFilter>,
     /// Growth factor of the next link; 0 for a non-scaling filter.
@@ -117,12 +121,16 @@ impl BloomFilter {
         if self.expansion == 0 {
             return Err(FilterError::Full);
         }
+        if self.links.len() >= MAX_LINKS {
+            return Err(FilterError::TooLarge);
+        }
         let newest = self.newest();
         let capacity =
             newest.capacity().checked_mul(u64::from(self.expansion)).ok_or(FilterError::TooLarge)?;
         let error_rate = newest.error_rate() * TIGHTENING_RATIO;
         let layout = layout_within_budget(capacity, error_rate, self.bits_bytes(), max_bytes)?;
-        self.links.try_reserve(1).map_err(|_| FilterError::OutOfMemory)?;
+        // Exact: the spare capacity would count in MEMORY USAGE and differ after a reload.
+        self.links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
         self.links.push(SubFilter::try_new(capacity, error_rate, layout)?);
         Ok(())
     }
@@ -258,6 +266,27 @@ mod tests {
         }
         assert_eq!(refused, Some(FilterError::TooLarge));
         assert!(filter.bits_bytes() <= 4096);
+    }
+
+    #[test]
+    fn expansion_one_grows_link_after_link_up_to_the_limit() {
+        let mut filter = BloomFilter::try_new(1, 0.01, 1, UNLIMITED).unwrap();
+        let mut n = 0;
+        while filter.links().len() < MAX_LINKS {
+            assert!(filter.insert(&item(n), UNLIMITED).is_ok(), "link {}", filter.links().len());
+            n += 1;
+        }
+        let refused = (n..n + 1000).map(|m| filter.insert(&item(m), UNLIMITED)).find(|r| r.is_err());
+        assert_eq!(refused, Some(Err(FilterError::TooLarge)));
+    }
+
+    #[test]
+    fn memory_is_the_same_after_a_clone() {
+        let mut filter = BloomFilter::try_new(10, 0.01, 2, UNLIMITED).unwrap();
+        for n in 0..100 {
+            filter.insert(&item(n), UNLIMITED).unwrap();
+        }
+        assert_eq!(filter.try_clone().unwrap().memory_bytes(), filter.memory_bytes());
     }
 
     #[test]

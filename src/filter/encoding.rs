@@ -8,27 +8,24 @@
 //! ```text
 //! magic "RBLF" | version u8 = 1 | flags u8 = 0 | expansion u32 | link count u32
 //! then per link: capacity u64 | error rate f64 | hashes u32 | blocks u64 | items u64
+//!                | blocks per item u32
 //! ```
 //! Decoding trusts nothing: every field is range-checked, every link must have the layout
 //! the sizing gives for its parameters, and the links must form a chain this module could
 //! have built. Anything else is refused with an error before memory is allocated.
 
 use super::bits::BLOCK_BYTES;
-use super::chain::{BloomFilter, FilterError};
+use super::chain::{BloomFilter, FilterError, MAX_LINKS};
 use super::params::{Layout, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE, TIGHTENING_RATIO};
 use super::sub_filter::SubFilter;
 
 const MAGIC: &[u8; 4] = b"RBLF";
 const VERSION: u8 = 1;
 const FIXED_HEADER_BYTES: usize = 4 + 1 + 1 + 4 + 4;
-const LINK_HEADER_BYTES: usize = 8 + 8 + 4 + 8 + 8;
+const LINK_HEADER_BYTES: usize = 8 + 8 + 4 + 8 + 8 + 4;
 
 /// The largest piece of bit array one SCANDUMP reply, AOF command or RDB string carries.
 pub const CHUNK_BYTES: usize = 16 << 20;
-
-/// No real chain comes near this: the error rate halves per link, and past about 60 links no
-/// layout can reach the rate any more.
-const MAX_LINKS: usize = 128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodeError {
@@ -73,6 +70,7 @@ pub fn encode_header(filter: &BloomFilter) -> Vec<u8> {
         header.extend_from_slice(&layout.hashes.to_le_bytes());
         header.extend_from_slice(&layout.blocks.to_le_bytes());
         header.extend_from_slice(&link.items().to_le_bytes());
+        header.extend_from_slice(&layout.blocks_per_item.to_le_bytes());
     }
     header
 }
@@ -103,16 +101,18 @@ pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<BloomFilter, Dec
 
     let mut descriptions = Vec::with_capacity(link_count);
     for _ in 0..link_count {
-        let description = LinkDescription {
-            capacity: reader.u64()?,
-            error_rate: f64::from_le_bytes(reader.array()?),
-            layout: Layout { hashes: reader.u32()?, blocks: reader.u64()? },
-            items: reader.u64()?,
-        };
-        description.check()?;
+        let capacity = reader.u64()?;
+        let error_rate = f64::from_le_bytes(reader.array()?);
+        let (hashes, blocks, items) = (reader.u32()?, reader.u64()?, reader.u64()?);
+        let layout = Layout { blocks, hashes, blocks_per_item: reader.u32()? };
+        let description = LinkDescription { capacity, error_rate, layout, items };
         descriptions.push(description);
     }
+    // The chain first: it is cheap and refuses most garbage before any floating point.
     check_chain(&descriptions, expansion)?;
+    for description in &descriptions {
+        description.check()?;
+    }
 
     let total_bytes = descriptions
         .iter()

@@ -46,18 +46,38 @@ pub fn expansion_in_range(expansion: i64) -> bool {
     (0..=MAX_EXPANSION as i64).contains(&expansion)
 }
 
+/// The most blocks one item may touch. One is the rule; more are used only for rates so low
+/// that a single block per item would waste memory (see [`Layout::for_capacity`]).
+pub const MAX_BLOCKS_PER_ITEM: u32 = 8;
+
+/// A layout within this factor of a classic filter's memory is good enough.
+const GOOD_ENOUGH_MEMORY: f64 = 1.08;
+
+/// More blocks per item (more cache misses per lookup) must save at least this share of
+/// memory to be worth it.
+const SAVING_FOR_ANOTHER_BLOCK: f64 = 0.10;
+
 /// The physical shape of one sub-filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     /// Number of 512-bit blocks.
     pub blocks: u64,
-    /// Bits set per item, all inside the item's block.
+    /// Bits set per item in each of its blocks.
     pub hashes: u32,
+    /// Blocks each item touches: one cache line each.
+    pub blocks_per_item: u32,
 }
 
 impl Layout {
-    /// The smallest layout whose expected false-positive rate, once `capacity` items are in,
-    /// is at most `error_rate`. Ties go to fewer hashes (less work per item).
+    /// The layout for `capacity` items at `error_rate`. One block per item, unless the
+    /// memory is more than [`GOOD_ENOUGH_MEMORY`] times a classic filter's and another block
+    /// per item saves at least [`SAVING_FOR_ANOTHER_BLOCK`] of it. At 1% and 0.1% one block
+    /// is used; below, two to seven, keeping memory within about 10% of a classic filter.
+    ///
+    /// Why more than one block: the load of a block is uneven (Poisson), and the rare block
+    /// that received many items dominates the false positives once the rate is small. An
+    /// item spread over `g` blocks is a false positive only if all `g` are, which evens that
+    /// out: each block then needs only the `g`-th root of the rate.
     ///
     /// `None` only for parameters no caller can produce (zero capacity, a rate outside (0, 1)).
     pub fn for_capacity(capacity: u64, error_rate: f64) -> Option<Layout> {
@@ -65,14 +85,42 @@ impl Layout {
             return None;
         }
         let error_rate = error_rate * SIZING_MARGIN;
-        // A classic Bloom filter needs -ln(p)/ln(2)^2 bits per item with k = -log2(p) hashes;
-        // the blocked optimum lies a little above both, so only a few k need trying.
-        let classic_hashes = (-error_rate.log2()).ceil().max(1.0) as u32;
+        let classic_bits = capacity as f64 * classic_bits_per_item(error_rate);
+        // See `smallest_block_count` for the correction of the item count.
+        let items = capacity as f64 * (1.0 + error_rate / 2.0);
+        let mut chosen: Option<Layout> = None;
+        for blocks_per_item in 1..=MAX_BLOCKS_PER_ITEM {
+            if chosen.is_some_and(|layout| layout.bits() as f64 <= classic_bits * GOOD_ENOUGH_MEMORY) {
+                break;
+            }
+            let Some(layout) = Layout::with_blocks_per_item(items, error_rate, blocks_per_item) else {
+                continue;
+            };
+            let worth_it = chosen.is_none_or(|best| {
+                (layout.blocks as f64) < best.blocks as f64 * (1.0 - SAVING_FOR_ANOTHER_BLOCK)
+            });
+            if worth_it {
+                chosen = Some(layout);
+            }
+        }
+        chosen
+    }
+
+    /// The smallest layout with `blocks_per_item` blocks per item. Ties go to fewer hashes.
+    fn with_blocks_per_item(items: f64, error_rate: f64, blocks_per_item: u32) -> Option<Layout> {
+        let rate_per_block = error_rate.powf(1.0 / blocks_per_item as f64);
+        let draws = items * blocks_per_item as f64;
+        // A classic filter sets -log2(p) bits per item; the blocked optimum is near it.
+        let classic_hashes = (-rate_per_block.log2()).ceil().clamp(1.0, MAX_HASHES as f64) as u32;
         let first = classic_hashes.saturating_sub(2).max(1);
         let last = (classic_hashes + 4).min(MAX_HASHES);
         (first..=last)
             .filter_map(|hashes| {
-                smallest_block_count(capacity, error_rate, hashes).map(|blocks| Layout { blocks, hashes })
+                smallest_block_count(draws, rate_per_block, hashes).map(|blocks| Layout {
+                    blocks,
+                    hashes,
+                    blocks_per_item,
+                })
             })
             .min_by_key(|layout| (layout.blocks, layout.hashes))
     }
@@ -81,20 +129,32 @@ impl Layout {
         self.blocks * BLOCK_BITS as u64
     }
 
-    /// Whether a stored layout is one this version of the sizing could have produced for
-    /// these parameters, allowing for the last-bit differences of floating point between
-    /// machines. Decoders use it to refuse headers that do not describe a real filter.
-    pub fn is_plausible_for(&self, capacity: u64, error_rate: f64) -> bool {
-        let Some(expected) = Layout::for_capacity(capacity, error_rate) else {
-            return false;
-        };
-        let slack = expected.blocks / 64 + 1;
-        self.hashes.abs_diff(expected.hashes) <= 1
-            && self.hashes >= 1
-            && self.hashes <= MAX_HASHES
-            && self.blocks.abs_diff(expected.blocks) <= slack
-            && self.blocks >= 1
+    /// Bits set per item, over all its blocks.
+    pub fn bits_per_item_set(&self) -> u32 {
+        self.hashes * self.blocks_per_item
     }
+
+    /// Whether a stored layout fits its parameters: between 0.9 and 4 times the bits a
+    /// classic filter needs for them (plus two blocks per item for tiny filters), and sane
+    /// numbers of hashes and blocks per item. Decoders use it to refuse headers that describe
+    /// no real filter of that capacity. It does not ask for the exact layout of today's
+    /// sizing, so that data saved before a change of the sizing (or on a machine whose floating
+    /// point differs in the last bit) still loads; it costs no sizing search either.
+    pub fn is_plausible_for(&self, capacity: u64, error_rate: f64) -> bool {
+        let classic_bits = capacity as f64 * classic_bits_per_item(error_rate);
+        let bits = self.bits() as f64;
+        let slack = 2.0 * self.blocks_per_item as f64 * BLOCK_BITS as f64;
+        (1..=MAX_HASHES).contains(&self.hashes)
+            && (1..=MAX_BLOCKS_PER_ITEM).contains(&self.blocks_per_item)
+            && self.blocks >= 1
+            && bits >= classic_bits * 0.9
+            && bits <= classic_bits * 4.0 + slack
+    }
+}
+
+/// What a classic (unblocked) Bloom filter needs at its optimum: -ln(p) / ln(2)^2.
+pub fn classic_bits_per_item(error_rate: f64) -> f64 {
+    -error_rate.ln() / std::f64::consts::LN_2.powi(2)
 }
 
 /// Expected false-positive rate of a blocked filter holding `items_per_block` items per block
@@ -125,18 +185,18 @@ pub fn blocked_false_positive_rate(items_per_block: f64, hashes: u32) -> f64 {
     rate
 }
 
-/// Binary search for the fewest blocks that keep `capacity` items under `error_rate`.
+/// Binary search for the fewest blocks that keep the rate of each block under `error_rate`
+/// when `draws` block choices (items times blocks per item) land on them.
 ///
-/// A filter counts only the adds that answered 1, and an item that already tests present sets
-/// no bit but is not counted: by the time `capacity` adds are counted, somewhat more distinct
-/// items went through. The false-positive rate climbs from 0 to `error_rate` during the fill,
-/// so the uncounted share is below `error_rate / 2`; the sizing assumes that many more items.
-fn smallest_block_count(capacity: u64, error_rate: f64, hashes: u32) -> Option<u64> {
-    let items = capacity as f64 * (1.0 + error_rate / 2.0);
-    let meets = |blocks: u64| blocked_false_positive_rate(items / blocks as f64, hashes) <= error_rate;
-    // 2^k bits per item is far past any optimum: a safe upper bound that always meets.
+/// The callers count more items than the capacity: a filter counts only the adds that
+/// answered 1, and an item that already tests present sets no bit but is not counted, so by
+/// the time `capacity` adds are counted somewhat more distinct items went through. The rate
+/// climbs from 0 to the target during the fill, so the uncounted share is below half of it.
+fn smallest_block_count(draws: f64, error_rate: f64, hashes: u32) -> Option<u64> {
+    let meets = |blocks: u64| blocked_false_positive_rate(draws / blocks as f64, hashes) <= error_rate;
+    // 2^k bits per draw is far past any optimum: a safe upper bound that always meets.
     let mut high =
-        (capacity as u128 * (1u128 << hashes.min(20)) / BLOCK_BITS as u128 + 1).min(u64::MAX as u128) as u64;
+        (draws as u128 * (1u128 << hashes.min(20)) / BLOCK_BITS as u128 + 1).min(u64::MAX as u128) as u64;
     if !meets(high) {
         return None;
     }
@@ -156,10 +216,6 @@ fn smallest_block_count(capacity: u64, error_rate: f64, hashes: u32) -> Option<u
 mod tests {
     use super::*;
 
-    fn classic_bits_per_item(error_rate: f64) -> f64 {
-        -error_rate.ln() / std::f64::consts::LN_2.powi(2)
-    }
-
     #[test]
     fn one_percent_costs_little_more_than_a_classic_filter() {
         let layout = Layout::for_capacity(10_000_000, 0.01).unwrap();
@@ -171,15 +227,18 @@ mod tests {
 
     #[test]
     fn the_chosen_layout_meets_the_rate_and_one_block_less_does_not() {
-        for &(capacity, rate) in &[(100u64, 0.01), (1_000_000, 0.001), (12_345, 0.2), (7, 1e-6)] {
+        for &(capacity, rate) in &[(100u64, 0.01), (1_000_000, 0.001), (12_345, 0.2), (7, 1e-6), (5000, 1e-9)]
+        {
             let layout = Layout::for_capacity(capacity, rate).unwrap();
-            let per_block =
-                |blocks: u64| capacity as f64 * (1.0 + rate * SIZING_MARGIN / 2.0) / blocks as f64;
+            let g = layout.blocks_per_item as f64;
+            let draws_per_block =
+                |blocks: u64| capacity as f64 * (1.0 + rate * SIZING_MARGIN / 2.0) * g / blocks as f64;
+            let rate_of =
+                |blocks| blocked_false_positive_rate(draws_per_block(blocks), layout.hashes).powf(g);
             let target = rate * SIZING_MARGIN;
-            assert!(blocked_false_positive_rate(per_block(layout.blocks), layout.hashes) <= target);
+            assert!(rate_of(layout.blocks) <= target * (1.0 + 1e-9), "{layout:?}");
             if layout.blocks > 1 {
-                let fewer = per_block(layout.blocks - 1);
-                assert!(blocked_false_positive_rate(fewer, layout.hashes) > target);
+                assert!(rate_of(layout.blocks - 1) > target * (1.0 - 1e-9), "{layout:?}");
             }
         }
     }
@@ -204,6 +263,31 @@ mod tests {
     }
 
     #[test]
+    fn one_block_per_item_down_to_a_tenth_of_a_percent() {
+        for rate in [0.25, 0.1, 0.01, 0.001] {
+            assert_eq!(Layout::for_capacity(1_000_000, rate).unwrap().blocks_per_item, 1, "{rate}");
+        }
+    }
+
+    #[test]
+    fn memory_stays_near_a_classic_filter_at_any_rate() {
+        for rate in [0.1, 0.01, 1e-3, 1e-4, 1e-6, 1e-9, 1e-12, 1e-20] {
+            let layout = Layout::for_capacity(1_000_000, rate).unwrap();
+            let ratio = layout.bits() as f64 / (1e6 * classic_bits_per_item(rate * SIZING_MARGIN));
+            eprintln!("{rate}: {layout:?} costs {ratio:.3}");
+            assert!(ratio < 1.1, "{rate}: {layout:?} costs {ratio}");
+        }
+    }
+
+    #[test]
+    fn tiny_error_rates_still_get_a_plausible_layout() {
+        for rate in [1e-20, 1e-25, 1e-40, 1e-100] {
+            let layout = Layout::for_capacity(100, rate).unwrap();
+            assert!(layout.is_plausible_for(100, rate), "{rate}: {layout:?}");
+        }
+    }
+
+    #[test]
     fn nonsense_parameters_have_no_layout() {
         assert_eq!(Layout::for_capacity(0, 0.01), None);
         assert_eq!(Layout::for_capacity(10, 0.0), None);
@@ -213,12 +297,17 @@ mod tests {
 
     #[test]
     fn plausibility_accepts_the_real_layout_and_refuses_others() {
-        let layout = Layout::for_capacity(1000, 0.01).unwrap();
-        assert!(layout.is_plausible_for(1000, 0.01));
-        let doubled = Layout { blocks: layout.blocks * 2, ..layout };
-        assert!(!doubled.is_plausible_for(1000, 0.01));
-        let more_hashes = Layout { hashes: layout.hashes + 5, ..layout };
-        assert!(!more_hashes.is_plausible_for(1000, 0.01));
+        for &(capacity, rate) in &[(1u64, 0.25), (1000, 0.01), (1 << 30, 1e-9), (50, 1e-30)] {
+            let layout = Layout::for_capacity(capacity, rate).unwrap();
+            assert!(layout.is_plausible_for(capacity, rate), "{capacity} {rate} {layout:?}");
+        }
+        let layout = Layout::for_capacity(100_000, 0.01).unwrap();
+        let five_times = Layout { blocks: layout.blocks * 5, ..layout };
+        assert!(!five_times.is_plausible_for(100_000, 0.01));
+        let half = Layout { blocks: layout.blocks / 2, ..layout };
+        assert!(!half.is_plausible_for(100_000, 0.01));
+        assert!(!Layout { hashes: 0, ..layout }.is_plausible_for(100_000, 0.01));
+        assert!(!Layout { hashes: MAX_HASHES + 1, ..layout }.is_plausible_for(100_000, 0.01));
     }
 
     #[test]

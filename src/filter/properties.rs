@@ -1,6 +1,7 @@
 //! Properties of the whole core: no false negatives, the promised false-positive rate, and
 //! encodings that round-trip exactly and refuse whatever they did not write.
 
+use super::chain::MAX_LINKS;
 use super::encoding::{self, ChunkError, DecodeError};
 use super::{BloomFilter, FilterError};
 use proptest::prelude::*;
@@ -45,8 +46,11 @@ fn allowed_false_positives(p: f64, n: u64) -> u64 {
 
 #[test]
 fn non_scaling_filter_at_capacity_keeps_its_error_rate() {
-    for &(capacity, rate) in &[(200_000u64, 0.01), (100_000, 0.001), (50_000, 0.1)] {
+    for &(capacity, rate) in &[(200_000u64, 0.01), (100_000, 0.001), (50_000, 0.1), (100_000, 0.0001)] {
         let mut filter = BloomFilter::try_new(capacity, rate, 0, UNLIMITED).unwrap();
+        if rate < 0.001 {
+            assert!(filter.links()[0].layout().blocks_per_item > 1, "meant to test several blocks per item");
+        }
         // Fill to capacity exactly: count only the adds that answered 1.
         let mut n = 0;
         while filter.items() < capacity {
@@ -141,6 +145,7 @@ proptest! {
             match filter.insert(item, UNLIMITED) {
                 Ok(_) => acknowledged.push(item),
                 Err(FilterError::Full) => prop_assert_eq!(expansion, 0),
+                Err(FilterError::TooLarge) => prop_assert_eq!(filter.links().len(), MAX_LINKS),
                 Err(other) => prop_assert!(false, "{:?}", other),
             }
         }

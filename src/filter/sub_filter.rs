@@ -44,8 +44,10 @@ impl SubFilter {
 
     #[inline]
     pub fn contains(&self, hash: &ItemHash) -> bool {
-        let block = &self.bits.as_slice()[hash.block_index(self.layout.blocks)];
-        block.test_all(hash.bit_positions(self.layout.hashes))
+        let Layout { blocks, hashes, blocks_per_item } = self.layout;
+        let bits = self.bits.as_slice();
+        (0..blocks_per_item)
+            .all(|nth| bits[hash.block_index(blocks, nth)].test_all(hash.bit_positions(hashes, nth)))
     }
 
     /// Sets the item's bits. When one of them was clear the item was not (probably) present:
@@ -53,15 +55,21 @@ impl SubFilter {
     /// Testing and setting in one pass touches the block once.
     #[inline]
     pub fn insert(&mut self, hash: &ItemHash) -> bool {
-        let index = hash.block_index(self.layout.blocks);
-        let added = self.bits.as_mut_slice()[index].set_all(hash.bit_positions(self.layout.hashes));
+        let Layout { blocks, hashes, blocks_per_item } = self.layout;
+        let bits = self.bits.as_mut_slice();
+        let mut added = false;
+        for nth in 0..blocks_per_item {
+            added |= bits[hash.block_index(blocks, nth)].set_all(hash.bit_positions(hashes, nth));
+        }
         self.items += u64::from(added);
         added
     }
 
     #[inline]
     pub fn prefetch(&self, hash: &ItemHash) {
-        self.bits.prefetch(hash.block_index(self.layout.blocks));
+        for nth in 0..self.layout.blocks_per_item {
+            self.bits.prefetch(hash.block_index(self.layout.blocks, nth));
+        }
     }
 
     pub fn is_full(&self) -> bool {
