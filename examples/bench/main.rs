@@ -17,6 +17,8 @@ use workloads::{FilterSize, Target};
 
 struct Options {
     compare_module: Option<PathBuf>,
+    /// Also measure redbloom with `bf.huge-pages yes`.
+    huge_pages: bool,
     json: PathBuf,
     rounds: usize,
     sizes: Vec<FilterSize>,
@@ -25,6 +27,7 @@ struct Options {
 fn options() -> Options {
     let mut options = Options {
         compare_module: None,
+        huge_pages: true,
         json: PathBuf::from("target/bench/results.json"),
         rounds: 5,
         sizes: FilterSize::all(),
@@ -35,6 +38,7 @@ fn options() -> Options {
         match arg.as_str() {
             "--compare-module" => options.compare_module = Some(PathBuf::from(value())),
             "--json" => options.json = PathBuf::from(value()),
+            "--no-huge-pages" => options.huge_pages = false,
             "--rounds" => {
                 options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"))
             }
@@ -54,7 +58,7 @@ fn options() -> Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB --json FILE']"
+        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB --json FILE --no-huge-pages']"
     );
     std::process::exit(2)
 }
@@ -63,8 +67,13 @@ fn main() {
     let options = options();
     // Large filters need more than the default 4 GiB budget and 512 MB strings.
     let config = ["--proto-max-bulk-len", "4gb", "--maxmemory", "0"];
-    let ours = Server::start_with(&["max-filter-bytes", "17179869184"], &config);
+    let budget = ["max-filter-bytes", "17179869184"];
+    let ours = Server::start_with(&budget, &config);
     let mut targets = vec![Target::new("redbloom", ours, true)];
+    if options.huge_pages {
+        let with_huge_pages = Server::start_with(&[&budget[..], &["huge-pages", "yes"]].concat(), &config);
+        targets.push(Target::new("redbloom+hugepages", with_huge_pages, false));
+    }
     if let Some(module) = &options.compare_module {
         let module =
             std::fs::canonicalize(module).unwrap_or_else(|_| usage("--compare-module: no such file"));

@@ -5,8 +5,8 @@ use redis::{Connection, ConnectionLike, Value};
 use std::time::Instant;
 
 /// Calls per single-item workload, and calls of 100 items per batch workload, per round.
-const SINGLE_CALLS: usize = 60_000;
-const BATCH_CALLS: usize = 600;
+const SINGLE_CALLS: usize = 150_000;
+const BATCH_CALLS: usize = 1500;
 const BATCH: usize = 100;
 const PIPELINE: usize = 1000;
 const FALSE_POSITIVE_PROBES: usize = 1_000_000;
@@ -84,10 +84,7 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
     let members = if size.synthetic_fill {
         synthetic_fill(con, &key, size.capacity)
     } else {
-        command(con, &["BF.RESERVE", &key, "0.01", &size.capacity.to_string(), "NONSCALING"]);
-        let members = (size.capacity / 2) as usize;
-        add_members(con, &key, members);
-        members
+        fill_half(con, &key, size.capacity)
     };
     eprintln!("   {}: filled in {:.1} s", target.name, started.elapsed().as_secs_f64());
     let fill = if size.synthetic_fill { "synthetic, half full" } else { "half full" };
@@ -118,6 +115,15 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
     };
     let mut random = Random(0x9E37_79B9_7F4A_7C15 ^ size.capacity);
     for round in 0..rounds {
+        // Every round adds new items; a filter without room for them is filled afresh.
+        let added_per_round = (SINGLE_CALLS + BATCH_CALLS * BATCH) as u64;
+        if round > 0
+            && !size.synthetic_fill
+            && size.capacity / 2 + added_per_round * rounds as u64 > size.capacity
+        {
+            command(con, &["DEL", &key]);
+            fill_half(con, &key, size.capacity);
+        }
         let mixed = |calls: usize, per_call: usize, prefix: &str| -> Vec<Vec<String>> {
             (0..calls)
                 .map(|call| {
@@ -223,6 +229,14 @@ pub fn memory_efficiency(target: &mut Target) -> Vec<Efficiency> {
             }
         })
         .collect()
+}
+
+/// A non-scaling filter of `capacity` items at 1%, half full; answers the members added.
+fn fill_half(con: &mut Connection, key: &str, capacity: u64) -> usize {
+    command(con, &["BF.RESERVE", key, "0.01", &capacity.to_string(), "NONSCALING"]);
+    let members = (capacity / 2) as usize;
+    add_members(con, key, members);
+    members
 }
 
 /// Adds `m:0` .. `m:{count-1}`.
