@@ -7,7 +7,7 @@ APT_PACKAGES := redis-server libclang-dev clang
 
 export REDBLOOM_MODULE := $(CURDIR)/$(MODULE)
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench fuzz clean
 
 all: build
 
@@ -38,6 +38,19 @@ test: build
 
 bench: build
 	cargo run --release --example bench -- $(BENCH_ARGS)
+
+# Fuzzes every decoder and parser for FUZZ_SECONDS each (cargo-fuzz, libFuzzer). Stable Rust
+# is enough: RUSTC_BOOTSTRAP lets it take the sanitizer flags cargo-fuzz passes.
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS := header chunks arguments operations
+fuzz: deps
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+	@for target in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/work/$$target; \
+	  echo "== fuzzing $$target for $(FUZZ_SECONDS) s"; \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run -O $$target fuzz/work/$$target fuzz/corpus/$$target -- \
+	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 || exit 1; \
+	done
 
 clean:
 	cargo clean

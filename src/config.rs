@@ -2,6 +2,7 @@
 //! redis.conf) and `loadmodule` arguments, including RedisBloom's `ERROR_RATE` and
 //! `INITIAL_SIZE`.
 
+use crate::commands::Creation;
 use crate::filter::params::{self, MAX_CAPACITY, MAX_EXPANSION};
 use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
 use redis_module::{RedisError, RedisString};
@@ -25,15 +26,8 @@ pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES
 pub static HUGE_PAGES: AtomicBool = AtomicBool::new(false);
 
 /// Parameters of a filter that a command creates without being told them.
-#[derive(Debug, Clone, Copy)]
-pub struct Defaults {
-    pub error_rate: f64,
-    pub capacity: u64,
-    pub expansion: u32,
-}
-
-pub fn defaults() -> Defaults {
-    Defaults {
+pub fn defaults() -> Creation {
+    Creation {
         error_rate: ERROR_RATE.value(),
         capacity: INITIAL_SIZE.load(Ordering::Relaxed) as u64,
         expansion: EXPANSION.load(Ordering::Relaxed) as u32,

@@ -1,7 +1,7 @@
 //! BF.ADD, BF.MADD and BF.INSERT: add items, creating the filter when the key is missing.
 
 use super::parse::{self, Creation};
-use super::reserve::log_refusal;
+use super::reserve::{log_capped, log_refusal};
 use super::{BfError, Call};
 use crate::config;
 use crate::filter::{BloomFilter, ItemHash};
@@ -17,18 +17,21 @@ enum Replies {
 
 /// BF.ADD key item
 pub fn add(call: &Call) -> Result<(), BfError> {
-    add_items(call, 2, Some(config::defaults().into()), c"bf.add", Replies::Single)
+    add_items(call, 2, Some(config::defaults()), c"bf.add", Replies::Single)
 }
 
 /// BF.MADD key item [item ...]
 pub fn madd(call: &Call) -> Result<(), BfError> {
-    add_items(call, 2, Some(config::defaults().into()), c"bf.madd", Replies::Array)
+    add_items(call, 2, Some(config::defaults()), c"bf.madd", Replies::Array)
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item ...
 pub fn insert(call: &Call) -> Result<(), BfError> {
-    let options = parse::insert_options(call, config::defaults())?;
-    add_items(call, options.first_item, options.creation, c"bf.insert", Replies::Array)
+    let parsed = parse::insert(&call.args(), config::defaults())?;
+    if let Some(asked) = parsed.capped_rate {
+        log_capped(asked);
+    }
+    add_items(call, parsed.first_item, parsed.creation, c"bf.insert", Replies::Array)
 }
 
 /// Adds the items from argument `first_item` on, creating the filter from `creation` when

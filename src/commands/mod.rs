@@ -11,6 +11,7 @@ mod reserve;
 
 use crate::keyspace::Key;
 pub use error::BfError;
+pub use parse::Creation;
 use redis_module::raw;
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -120,6 +121,11 @@ impl<'a> Call<'a> {
             }
             std::slice::from_raw_parts(pointer.cast::<u8>(), len)
         }
+    }
+
+    /// Every argument, the command name first, for the parsers.
+    pub fn args(&self) -> Vec<&'a [u8]> {
+        self.args_from(0).collect()
     }
 
     pub fn args_from(&self, first: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {

@@ -1,26 +1,17 @@
-//! Argument parsing shared by the commands that create filters.
+//! Argument parsing: pure functions over the arguments' bytes (the command name first), so
+//! that they are unit-tested and fuzzed without a server. The error strings live in
+//! `error.rs`.
 
-use super::{BfError, Call};
-use crate::config::Defaults;
+use super::BfError;
 use crate::filter::params;
 
 /// Everything needed to create a filter.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Creation {
     pub capacity: u64,
     pub error_rate: f64,
     /// 0 for non-scaling.
     pub expansion: u32,
-}
-
-impl From<Defaults> for Creation {
-    fn from(defaults: Defaults) -> Creation {
-        Creation {
-            capacity: defaults.capacity,
-            error_rate: defaults.error_rate,
-            expansion: defaults.expansion,
-        }
-    }
 }
 
 impl Creation {
@@ -79,40 +70,69 @@ pub fn is_keyword(bytes: &[u8], keyword: &str) -> bool {
     bytes.eq_ignore_ascii_case(keyword.as_bytes())
 }
 
-/// A valid error rate, capped at 0.25 with a log line, or `out_of_range` when outside (0, 1).
-pub fn error_rate_in_range(rate: f64, out_of_range: BfError) -> Result<f64, BfError> {
-    let checked = params::checked_error_rate(rate).ok_or(out_of_range)?;
-    if checked != rate {
-        redis_module::logging::log_notice(format!("redbloom: error rate {rate} capped to {checked}"));
-    }
-    Ok(checked)
+/// A valid error rate (capped at 0.25), or `out_of_range` when outside (0, 1).
+fn error_rate_in_range(rate: f64, out_of_range: BfError) -> Result<f64, BfError> {
+    params::checked_error_rate(rate).ok_or(out_of_range)
 }
 
-/// The options of BF.INSERT, before the key is looked at.
-pub struct InsertOptions {
-    /// `None` for NOCREATE.
+/// What a creating command asked for, once checked.
+#[derive(Debug, PartialEq)]
+pub struct Parsed {
+    /// `None` for BF.INSERT's NOCREATE.
     pub creation: Option<Creation>,
+    /// BF.INSERT: the argument where the items start.
     pub first_item: usize,
+    /// An error rate above 0.25 that was capped, worth a line in the log.
+    pub capped_rate: Option<f64>,
 }
 
-pub fn insert_options(call: &Call, defaults: Defaults) -> Result<InsertOptions, BfError> {
-    let mut creation = Creation::from(defaults);
+/// BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]. Options may come in any
+/// order and anything unknown is skipped: some clients send the expansion number without its
+/// keyword.
+pub fn reserve(args: &[&[u8]], default_expansion: u32) -> Result<Parsed, BfError> {
+    let asked_rate = args.get(2).and_then(|arg| float(arg)).ok_or(BfError::BadErrorRate)?;
+    let error_rate = error_rate_in_range(asked_rate, BfError::ErrorRateOutOfRange)?;
+    let capacity = args.get(3).and_then(|arg| integer(arg)).ok_or(BfError::BadCapacity)?;
+    if !params::capacity_in_range(capacity) {
+        return Err(BfError::CapacityOutOfRange);
+    }
+    let mut expansion = None;
+    let mut nonscaling = false;
+    let mut index = 4;
+    while let Some(token) = args.get(index) {
+        if is_keyword(token, "EXPANSION") {
+            let value = args.get(index + 1).ok_or(BfError::NoExpansion)?;
+            let value = integer(value).ok_or(BfError::BadExpansion)?;
+            if !params::expansion_in_range(value) {
+                return Err(BfError::ExpansionOutOfRange);
+            }
+            expansion = Some(value as u32);
+            index += 2;
+        } else {
+            nonscaling |= is_keyword(token, "NONSCALING");
+            index += 1;
+        }
+    }
+    let expansion = scaling(expansion, nonscaling, default_expansion)?;
+    Ok(Parsed {
+        creation: Some(Creation { capacity: capacity as u64, error_rate, expansion }),
+        first_item: args.len(),
+        capped_rate: (error_rate != asked_rate).then_some(asked_rate),
+    })
+}
+
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item ...
+/// What is not given comes from `defaults`.
+pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
+    let mut creation = defaults;
+    let mut capped_rate = None;
     let mut expansion_given = None;
     let mut nocreate = false;
     let mut nonscaling = false;
     let mut index = 2;
     let first_item = loop {
-        if index >= call.argc() {
-            return Err(BfError::WrongArity);
-        }
-        let token = call.arg(index);
-        let value = || {
-            if index + 1 < call.argc() {
-                Ok(call.arg(index + 1))
-            } else {
-                Err(BfError::WrongArity)
-            }
-        };
+        let token = args.get(index).ok_or(BfError::WrongArity)?;
+        let value = || args.get(index + 1).ok_or(BfError::WrongArity);
         if is_keyword(token, "CAPACITY") {
             let capacity = integer(value()?).filter(|&c| params::capacity_in_range(c));
             creation.capacity = capacity.ok_or(BfError::InsertBadCapacity)? as u64;
@@ -120,6 +140,7 @@ pub fn insert_options(call: &Call, defaults: Defaults) -> Result<InsertOptions, 
         } else if is_keyword(token, "ERROR") {
             let rate = float(value()?).ok_or(BfError::InsertBadErrorRate)?;
             creation.error_rate = error_rate_in_range(rate, BfError::InsertBadErrorRate)?;
+            capped_rate = (creation.error_rate != rate).then_some(rate);
             index += 2;
         } else if is_keyword(token, "EXPANSION") {
             let expansion = integer(value()?).filter(|&e| params::expansion_in_range(e));
@@ -137,20 +158,65 @@ pub fn insert_options(call: &Call, defaults: Defaults) -> Result<InsertOptions, 
             return Err(BfError::UnknownArgument);
         }
     };
-    if first_item >= call.argc() {
+    if first_item >= args.len() {
         return Err(BfError::WrongArity);
     }
     creation.expansion = scaling(expansion_given, nonscaling, defaults.expansion)?;
-    Ok(InsertOptions { creation: (!nocreate).then_some(creation), first_item })
+    Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
 }
 
 /// The expansion a new filter gets from EXPANSION and NONSCALING, which contradict each
 /// other when both are given with a non-zero expansion.
-pub fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32, BfError> {
+fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32, BfError> {
     match (expansion, nonscaling) {
         (Some(expansion), true) if expansion > 0 => Err(BfError::NonScalingCannotExpand),
         (_, true) => Ok(0),
         (Some(expansion), false) => Ok(expansion),
         (None, false) => Ok(default),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEFAULTS: Creation = Creation { capacity: 100, error_rate: 0.01, expansion: 2 };
+
+    fn args(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    #[test]
+    fn integers_are_read_as_redis_reads_them() {
+        assert_eq!(integer(b"42"), Some(42));
+        assert_eq!(integer(b"-7"), Some(-7));
+        assert_eq!(integer(b"0"), Some(0));
+        for bad in ["", "-", "+1", "007", "-0", "1.5", " 1", "1e3", "99999999999999999999"] {
+            assert_eq!(integer(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reserve_reads_options_anywhere_and_skips_the_unknown() {
+        let parsed = reserve(&args("BF.RESERVE k 0.001 500 4 NONSCALING"), 2).unwrap();
+        assert_eq!(parsed.creation, Some(Creation { capacity: 500, error_rate: 0.001, expansion: 0 }));
+        let parsed = reserve(&args("BF.RESERVE k 0.9 5 expansion 7"), 2).unwrap();
+        assert_eq!(parsed.creation, Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7 }));
+        assert_eq!(parsed.capped_rate, Some(0.9));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), 2), Err(BfError::NoExpansion));
+        assert_eq!(reserve(&args("BF.RESERVE k"), 2), Err(BfError::BadErrorRate));
+    }
+
+    #[test]
+    fn insert_takes_defaults_for_what_is_not_given() {
+        let parsed = insert(&args("BF.INSERT k ERROR 0.5 NOCREATE ITEMS a b"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation, None);
+        assert_eq!(parsed.first_item, 6);
+        assert_eq!(parsed.capped_rate, Some(0.5));
+        let parsed = insert(&args("BF.INSERT k capacity 9 ITEMS a"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation, Some(Creation { capacity: 9, ..DEFAULTS }));
+        assert_eq!(insert(&args("BF.INSERT k ITEMS"), DEFAULTS), Err(BfError::WrongArity));
+        assert_eq!(insert(&args("BF.INSERT k CAPACITY"), DEFAULTS), Err(BfError::WrongArity));
+        assert_eq!(insert(&args("BF.INSERT k CAPACITY 0 ITEMS a"), DEFAULTS), Err(BfError::InsertBadCapacity));
     }
 }

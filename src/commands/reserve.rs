@@ -6,7 +6,11 @@ use crate::config;
 use crate::filter::{params, BloomFilter};
 
 pub fn reserve(call: &Call) -> Result<(), BfError> {
-    let creation = creation(call)?;
+    let parsed = parse::reserve(&call.args(), config::defaults().expansion)?;
+    let creation = parsed.creation.ok_or(BfError::Internal)?;
+    if let Some(asked) = parsed.capped_rate {
+        log_capped(asked);
+    }
     let mut key = call.open_key_for_writing();
     if key.filter()?.is_some() {
         return Err(BfError::ItemExists);
@@ -29,37 +33,12 @@ pub fn reserve(call: &Call) -> Result<(), BfError> {
     Ok(())
 }
 
-fn creation(call: &Call) -> Result<Creation, BfError> {
-    let rate = parse::float(call.arg(2)).ok_or(BfError::BadErrorRate)?;
-    let error_rate = parse::error_rate_in_range(rate, BfError::ErrorRateOutOfRange)?;
-    let capacity = parse::integer(call.arg(3)).ok_or(BfError::BadCapacity)?;
-    if !params::capacity_in_range(capacity) {
-        return Err(BfError::CapacityOutOfRange);
-    }
-    // Options may come in any order and anything unknown is skipped: some clients send
-    // the expansion number without its keyword.
-    let mut expansion = None;
-    let mut nonscaling = false;
-    let mut index = 4;
-    while index < call.argc() {
-        let token = call.arg(index);
-        if parse::is_keyword(token, "EXPANSION") {
-            if index + 1 >= call.argc() {
-                return Err(BfError::NoExpansion);
-            }
-            let value = parse::integer(call.arg(index + 1)).ok_or(BfError::BadExpansion)?;
-            if !params::expansion_in_range(value) {
-                return Err(BfError::ExpansionOutOfRange);
-            }
-            expansion = Some(value as u32);
-            index += 2;
-        } else {
-            nonscaling |= parse::is_keyword(token, "NONSCALING");
-            index += 1;
-        }
-    }
-    let expansion = parse::scaling(expansion, nonscaling, config::defaults().expansion)?;
-    Ok(Creation { capacity: capacity as u64, error_rate, expansion })
+/// A capped error rate is worth a line in the log: the client gets no warning.
+pub fn log_capped(asked: f64) {
+    redis_module::logging::log_notice(format!(
+        "redbloom: error rate {asked} capped to {}: higher rates make a filter useless",
+        params::MAX_USEFUL_ERROR_RATE
+    ));
 }
 
 /// A refused creation is worth a line in the log: the client only sees "insufficient memory".
