@@ -40,6 +40,7 @@ fn initialize(ctx: &Context, args: &[RedisString]) -> Status {
             );
         }
     }
+    commands::add_acl_category(ctx.ctx);
     for command in commands::COMMANDS {
         // SAFETY: module load, live context, names and flags are NUL-terminated literals.
         let status = unsafe {

@@ -24,6 +24,8 @@ pub struct Command {
     pub flags: &'static CStr,
     /// Redis's convention: `n` exactly n arguments, `-n` at least n, the name included.
     pub arity: c_int,
+    /// How the command uses its key (REDISMODULE_CMD_KEY_*), for ACL key permissions.
+    pub key_flags: u32,
     pub summary: &'static CStr,
     pub entry: EntryPoint,
 }
@@ -31,11 +33,12 @@ pub struct Command {
 /// Gives every command its own `extern "C"` entry point, which checks the arity and runs the
 /// handler inside the panic guard.
 macro_rules! commands {
-    ($($name:literal, $handler:path, $arity:literal, $flags:literal, $summary:literal;)*) => {
+    ($($name:literal, $handler:path, $arity:literal, $flags:literal, $keys:expr, $summary:literal;)*) => {
         pub const COMMANDS: &[Command] = &[$(Command {
             name: $name,
             flags: $flags,
             arity: $arity,
+            key_flags: $keys,
             summary: $summary,
             entry: {
                 extern "C" fn entry(
@@ -51,18 +54,25 @@ macro_rules! commands {
     };
 }
 
+const READS: u32 = raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS;
+const DESCRIBES: u32 = raw::REDISMODULE_CMD_KEY_RO;
+const ADDS: u32 =
+    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT;
+const CREATES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT;
+const OVERWRITES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
+
 commands! {
-    c"bf.reserve", reserve::reserve, -4, c"write deny-oom", c"Creates an empty Bloom filter";
-    c"bf.add", add::add, 3, c"write deny-oom", c"Adds an item to a Bloom filter";
-    c"bf.madd", add::madd, -3, c"write deny-oom", c"Adds items to a Bloom filter";
-    c"bf.insert", add::insert, -4, c"write deny-oom", c"Adds items, creating the filter with given parameters";
-    c"bf.exists", query::exists, 3, c"readonly fast", c"Tests whether an item may be in a Bloom filter";
-    c"bf.mexists", query::mexists, -3, c"readonly fast", c"Tests whether items may be in a Bloom filter";
-    c"bf.card", query::card, 2, c"readonly fast", c"Returns the number of items added to a Bloom filter";
-    c"bf.info", info::info, -2, c"readonly fast", c"Returns information about a Bloom filter";
-    c"bf.debug", info::debug, 2, c"readonly", c"Describes every sub-filter of a Bloom filter";
-    c"bf.scandump", dump::scandump, 3, c"readonly", c"Returns the next chunk of a Bloom filter's dump";
-    c"bf.loadchunk", dump::loadchunk, 4, c"write deny-oom", c"Restores a Bloom filter from SCANDUMP chunks";
+    c"bf.reserve", reserve::reserve, -4, c"write deny-oom", CREATES, c"Creates an empty Bloom filter";
+    c"bf.add", add::add, 3, c"write deny-oom", ADDS, c"Adds an item to a Bloom filter";
+    c"bf.madd", add::madd, -3, c"write deny-oom", ADDS, c"Adds items to a Bloom filter";
+    c"bf.insert", add::insert, -4, c"write deny-oom", ADDS, c"Adds items, creating the filter with given parameters";
+    c"bf.exists", query::exists, 3, c"readonly fast", READS, c"Tests whether an item may be in a Bloom filter";
+    c"bf.mexists", query::mexists, -3, c"readonly fast", READS, c"Tests whether items may be in a Bloom filter";
+    c"bf.card", query::card, 2, c"readonly fast", DESCRIBES, c"Returns the number of items added to a Bloom filter";
+    c"bf.info", info::info, -2, c"readonly fast", DESCRIBES, c"Returns information about a Bloom filter";
+    c"bf.debug", info::debug, 2, c"readonly", DESCRIBES, c"Describes every sub-filter of a Bloom filter";
+    c"bf.scandump", dump::scandump, 3, c"readonly", READS, c"Returns the next chunk of a Bloom filter's dump";
+    c"bf.loadchunk", dump::loadchunk, 4, c"write deny-oom", OVERWRITES, c"Restores a Bloom filter from SCANDUMP chunks";
 }
 
 fn run(
@@ -281,8 +291,24 @@ impl<'a> Call<'a> {
     }
 }
 
-/// Tells Redis the arity of every command, on servers that take command info (7.0 and
-/// later), so that arity errors come from Redis itself and COMMAND INFO is accurate.
+static BLOOM_CATEGORY_ADDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Adds the `@bloom` ACL category where the server can (Redis 7.4 and later). Called once at
+/// load, before the commands are described.
+pub fn add_acl_category(ctx: *mut raw::RedisModuleCtx) {
+    // SAFETY: module load, live context.
+    unsafe {
+        if let Some(add_category) = raw::RedisModule_AddACLCategory {
+            let added = add_category(ctx, c"bloom".as_ptr()) == raw::REDISMODULE_OK as c_int;
+            BLOOM_CATEGORY_ADDED.store(added, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// Tells Redis the arity of every command and how it uses its key, on servers that take
+/// command info (7.0 and later): arity errors then come from Redis itself, COMMAND INFO is
+/// accurate, and ACL read/write key permissions (`%R~`, `%W~`) apply to BF.* as to Redis's
+/// own commands.
 pub fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
     // SAFETY: called during module load with a live context; the info structs only need to
     // live for the duration of the call (Redis copies them).
@@ -296,12 +322,37 @@ pub fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
         if handle.is_null() {
             return;
         }
+        // Redis 7.2 and later: ACL categories for module commands. Setting them replaces the
+        // ones Redis would derive from the flags, so all are named: @read or @write, @fast,
+        // and @bloom where the server can add categories (7.4 and later).
+        if let Some(set_categories) = raw::RedisModule_SetCommandACLCategories {
+            let flags = command.flags.to_bytes();
+            let has = |flag: &[u8]| flags.split(|&b| b == b' ').any(|word| word == flag);
+            let mut categories = vec![if has(b"write") { "write" } else { "read" }];
+            if has(b"fast") {
+                categories.push("fast");
+            }
+            if BLOOM_CATEGORY_ADDED.load(std::sync::atomic::Ordering::Relaxed) {
+                categories.push("bloom");
+            }
+            if let Ok(categories) = std::ffi::CString::new(categories.join(" ")) {
+                set_categories(handle, categories.as_ptr());
+            }
+        }
         let version = raw::RedisModuleCommandInfoVersion {
             version: 1,
             sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
             sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
             sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
         };
+        // One key at position 1; the array ends with an all-zero spec.
+        let mut key_specs: [raw::RedisModuleCommandKeySpec; 2] = std::mem::zeroed();
+        key_specs[0].flags = u64::from(command.key_flags);
+        key_specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+        key_specs[0].bs.index.pos = 1;
+        key_specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+        key_specs[0].fk.range =
+            raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 { lastkey: 0, keystep: 1, limit: 0 };
         let info = raw::RedisModuleCommandInfo {
             version: &version,
             summary: command.summary.as_ptr(),
@@ -310,7 +361,7 @@ pub fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
             history: std::ptr::null_mut(),
             tips: std::ptr::null(),
             arity: command.arity,
-            key_specs: std::ptr::null_mut(),
+            key_specs: key_specs.as_mut_ptr(),
             args: std::ptr::null_mut(),
         };
         set_info(handle, &info);

@@ -217,6 +217,9 @@ mod tests {
         assert_eq!(parsed.creation, Some(Creation { capacity: 9, ..DEFAULTS }));
         assert_eq!(insert(&args("BF.INSERT k ITEMS"), DEFAULTS), Err(BfError::WrongArity));
         assert_eq!(insert(&args("BF.INSERT k CAPACITY"), DEFAULTS), Err(BfError::WrongArity));
-        assert_eq!(insert(&args("BF.INSERT k CAPACITY 0 ITEMS a"), DEFAULTS), Err(BfError::InsertBadCapacity));
+        assert_eq!(
+            insert(&args("BF.INSERT k CAPACITY 0 ITEMS a"), DEFAULTS),
+            Err(BfError::InsertBadCapacity)
+        );
     }
 }
