@@ -155,3 +155,195 @@ fn bad_loadchunk_sequences_are_refused() {
     refuse(&mut con, &(1 + 1_000_000).to_string(), &vec![0u8; 1_000_000]);
     assert_alive(&mut con);
 }
+
+fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut pieces = Vec::new();
+    let mut iterator = 0i64;
+    loop {
+        let Value::Array(reply) = ok(con, &["BF.SCANDUMP", key, &iterator.to_string()]) else { panic!() };
+        let (Value::Int(next), Value::BulkString(data)) = (&reply[0], &reply[1]) else { panic!() };
+        if *next == 0 {
+            return pieces;
+        }
+        pieces.push((*next, data.clone()));
+        iterator = *next;
+    }
+}
+
+#[test]
+fn thousands_of_mutated_dump_payloads() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let mut payloads = vec![setup(&mut con)];
+    ok(&mut con, &["BF.RESERVE", "strict", "0.000001", "300", "NONSCALING"]);
+    madd_all(&mut con, "strict", (0..100).map(|n| format!("s{n}")));
+    payloads.push(dump(&mut con, "strict"));
+    ok(&mut con, &["BF.ADD", "tiny", "a"]);
+    payloads.push(dump(&mut con, "tiny"));
+    let mut random = Random::seeded();
+    let mut accepted = 0;
+    for _ in 0..3000 {
+        let original = &payloads[random.below(payloads.len())];
+        let body = original.len() - 10;
+        let mut mutated = original[..body].to_vec();
+        match random.below(4) {
+            0 => {
+                for _ in 0..1 + random.below(4) {
+                    let at = random.below(mutated.len());
+                    mutated[at] ^= 1 + random.below(255) as u8;
+                }
+            }
+            1 => mutated.truncate(random.below(mutated.len())),
+            2 => {
+                let len = 1 + random.below(64);
+                let extra = random.bytes(len);
+                let at = random.below(mutated.len());
+                mutated.splice(at..at, extra);
+            }
+            _ => {
+                let at = random.below(mutated.len());
+                let len = random.below(mutated.len() - at);
+                mutated.drain(at..at + len);
+            }
+        }
+        mutated.extend_from_slice(&original[body..]);
+        if restore(&mut con, "victim", &with_valid_checksum(mutated)).is_ok() {
+            accepted += 1;
+            if ok(&mut con, &["TYPE", "victim"]) == Value::SimpleString("MBbloom--".into()) {
+                ok(&mut con, &["BF.INFO", "victim"]);
+                let _ = call(&mut con, &["BF.MADD", "victim", "p", "q"]);
+                ok(&mut con, &["BF.EXISTS", "victim", "p"]);
+                ok(&mut con, &["BF.DEBUG", "victim"]);
+                scandump(&mut con, "victim");
+            }
+            ok(&mut con, &["DEL", "victim"]);
+        }
+    }
+    eprintln!("{accepted} of 3000 mutated payloads were valid filters (bit flips inside the bit arrays are)");
+    assert_alive(&mut con);
+}
+
+#[test]
+fn random_argument_lists_for_every_command() {
+    let server = Server::start();
+    let mut con = server.connection();
+    setup(&mut con);
+    let before = digest(&mut con, "source");
+    let mut random = Random::seeded();
+    let tokens: Vec<Vec<u8>> = [
+        "k1",
+        "k2",
+        "bystander",
+        "0",
+        "1",
+        "2",
+        "-1",
+        "100",
+        "0.01",
+        "0.5",
+        "1e-300",
+        "1e300",
+        "nan",
+        "inf",
+        "-inf",
+        "32768",
+        "32769",
+        "1073741824",
+        "1073741825",
+        "9223372036854775807",
+        "99999999999999999999",
+        "CAPACITY",
+        "ERROR",
+        "EXPANSION",
+        "NOCREATE",
+        "NONSCALING",
+        "ITEMS",
+        "capacity",
+        "items",
+        "SIZE",
+        "FILTERS",
+        "",
+        "RBLF",
+    ]
+    .iter()
+    .map(|t| t.as_bytes().to_vec())
+    .collect();
+    let commands = [
+        "BF.RESERVE",
+        "BF.ADD",
+        "BF.MADD",
+        "BF.INSERT",
+        "BF.EXISTS",
+        "BF.MEXISTS",
+        "BF.INFO",
+        "BF.CARD",
+        "BF.SCANDUMP",
+        "BF.LOADCHUNK",
+        "BF.DEBUG",
+    ];
+    for round in 0..6000 {
+        let mut args: Vec<Vec<u8>> = vec![commands[round % commands.len()].as_bytes().to_vec()];
+        for _ in 0..random.below(10) {
+            let arg = if random.below(5) == 0 {
+                let len = random.below(40);
+                random.bytes(len)
+            } else {
+                tokens[random.below(tokens.len())].clone()
+            };
+            args.push(arg);
+        }
+        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        let _ = call_bytes(&mut con, &args);
+        if round % 500 == 0 {
+            ok(&mut con, &["FLUSHDB"]);
+            setup(&mut con);
+        }
+    }
+    assert_alive(&mut con);
+    assert_eq!(digest(&mut con, "source"), before);
+}
+
+#[test]
+fn malformed_loadchunk_sequences() {
+    let server = Server::start();
+    let mut con = server.connection();
+    setup(&mut con);
+    ok(&mut con, &["BF.RESERVE", "other", "0.01", "20", "NONSCALING"]);
+    let source = scandump(&mut con, "source");
+    let other = scandump(&mut con, "other");
+    assert!(source.len() >= 3, "a header and several chunks");
+    let load = |con: &mut Connection, key: &str, iterator: i64, data: &[u8]| {
+        call_bytes(con, &[b"BF.LOADCHUNK", key.as_bytes(), iterator.to_string().as_bytes(), data])
+    };
+    // Chunks before any header.
+    for (iterator, data) in &source[1..] {
+        assert_eq!(load(&mut con, "a", *iterator, data).unwrap_err(), "ERR not found");
+    }
+    // Out of order: every chunk still lands at its own offset.
+    load(&mut con, "b", source[0].0, &source[0].1).unwrap();
+    for (iterator, data) in source[1..].iter().rev() {
+        load(&mut con, "b", *iterator, data).unwrap();
+    }
+    assert_eq!(digest(&mut con, "b"), digest(&mut con, "source"));
+    // Overlapping, shifted and truncated chunks: refused or written inside a sub-filter.
+    load(&mut con, "c", source[0].0, &source[0].1).unwrap();
+    for (iterator, data) in &source[1..] {
+        for (shift, len) in [(1i64, data.len()), (-1, data.len()), (0, data.len() / 2), (7, 3)] {
+            if let Err(error) = load(&mut con, "c", iterator + shift, &data[..len]) {
+                assert!(error.starts_with("ERR"), "{error}");
+            }
+        }
+    }
+    // A header for a filter of another size, then the source's chunks.
+    load(&mut con, "d", other[0].0, &other[0].1).unwrap();
+    let mut refused = 0;
+    for (iterator, data) in &source[1..] {
+        refused += load(&mut con, "d", *iterator, data).is_err() as usize;
+    }
+    assert!(refused > 0, "chunks of another filter's shape must not all fit");
+    // Truncated headers.
+    for cut in [0, 1, 5, 13, source[0].1.len() - 1] {
+        assert_eq!(load(&mut con, "e", 1, &source[0].1[..cut]).unwrap_err(), "ERR received bad data");
+    }
+    assert_alive(&mut con);
+}

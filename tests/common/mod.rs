@@ -339,3 +339,29 @@ pub fn madd_all(con: &mut Connection, key: &str, items: impl Iterator<Item = Str
 pub fn count_present(con: &mut Connection, key: &str, items: impl Iterator<Item = String>) -> u64 {
     count_ones(con, "BF.MEXISTS", key, items)
 }
+
+/// A small, seeded generator; the seed is printed so that a failing run can be replayed.
+pub struct Random(u64);
+
+impl Random {
+    pub fn seeded() -> Random {
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos());
+        let seed =
+            std::env::var("REDBLOOM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(nanos as u64 | 1);
+        eprintln!("seed {seed} (REDBLOOM_SEED={seed} replays it)");
+        Random(seed)
+    }
+
+    /// xorshift64: a number below `bound`.
+    pub fn below(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % bound.max(1) as u64) as usize
+    }
+
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.below(256) as u8).collect()
+    }
+}

@@ -1,0 +1,210 @@
+//! The server under pressure: maxmemory reached, kill -9 in the middle of writes and of an
+//! AOF rewrite, access control, and freeing a large filter without stalling.
+
+mod common;
+
+use common::*;
+use redis::{Connection, Value};
+use std::time::{Duration, Instant};
+
+fn info_field(con: &mut Connection, section: &str, name: &str) -> String {
+    let Value::BulkString(info) = ok(con, &["INFO", section]) else { panic!() };
+    let info = String::from_utf8_lossy(&info).into_owned();
+    info.lines()
+        .find_map(|line| line.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_string()))
+        .unwrap_or_else(|| panic!("{name} missing from INFO {section}"))
+}
+
+#[test]
+fn at_maxmemory_writes_are_refused_and_reads_go_on() {
+    let server = Server::start_with(&[], &["--maxmemory", "40mb", "--maxmemory-policy", "noeviction"]);
+    let mut con = server.connection();
+    ok(&mut con, &["BF.MADD", "kept", "a", "b", "c"]);
+    let Value::Array(dump) = ok(&mut con, &["BF.SCANDUMP", "kept", "0"]) else { panic!() };
+    let Value::BulkString(header) = dump[1].clone() else { panic!() };
+    // Fill memory with filters until Redis refuses.
+    let mut refused = None;
+    for n in 0..100 {
+        if let Err(error) =
+            call(&mut con, &["BF.RESERVE", &format!("filler{n}"), "0.01", "4000000", "NONSCALING"])
+        {
+            refused = Some(error);
+            break;
+        }
+    }
+    let refused = refused.expect("maxmemory was never reached");
+    assert!(refused.starts_with("OOM"), "{refused}");
+    for args in [
+        &["BF.ADD", "kept", "new"][..],
+        &["BF.MADD", "kept", "x", "y"],
+        &["BF.INSERT", "kept", "ITEMS", "z"],
+        &["BF.ADD", "fresh", "a"],
+        &["BF.RESERVE", "fresh", "0.01", "10"],
+    ] {
+        assert!(err(&mut con, args).starts_with("OOM"), "{args:?}");
+    }
+    let loadchunk = call_bytes(&mut con, &[b"BF.LOADCHUNK", b"copy", b"1", &header]);
+    assert!(loadchunk.unwrap_err().starts_with("OOM"));
+    assert_eq!(int(&mut con, &["BF.EXISTS", "kept", "a"]), 1);
+    assert_eq!(
+        ok(&mut con, &["BF.MEXISTS", "kept", "a", "new"]),
+        Value::Array(vec![Value::Int(1), Value::Int(0)])
+    );
+    assert_eq!(int(&mut con, &["BF.CARD", "kept"]), 3);
+    ok(&mut con, &["BF.INFO", "kept"]);
+    ok(&mut con, &["BF.SCANDUMP", "kept", "1"]);
+    ok(&mut con, &["BF.DEBUG", "kept"]);
+    assert_eq!(int(&mut con, &["EXISTS", "fresh", "copy"]), 0);
+}
+
+#[test]
+fn a_filter_beyond_the_cap_leaves_the_server_as_it_was() {
+    let server = Server::start_with(&["max-filter-bytes", "10000000"], &[]);
+    let mut con = server.connection();
+    ok(&mut con, &["BF.MADD", "kept", "a", "b"]);
+    let keys = int(&mut con, &["DBSIZE"]);
+    let used: i64 = info_field(&mut con, "memory", "used_memory").parse().unwrap();
+    for args in [
+        &["BF.RESERVE", "big", "0.01", "100000000"][..],
+        &["BF.INSERT", "big", "CAPACITY", "100000000", "ITEMS", "a"],
+        &["BF.RESERVE", "big", "0.0000001", "1073741824"],
+    ] {
+        assert_eq!(err(&mut con, args), "ERR Insufficient memory to create filter", "{args:?}");
+    }
+    assert_eq!(int(&mut con, &["DBSIZE"]), keys);
+    let after: i64 = info_field(&mut con, "memory", "used_memory").parse().unwrap();
+    assert!((after - used).abs() < 1 << 20, "used_memory moved from {used} to {after}");
+    assert_eq!(int(&mut con, &["BF.EXISTS", "kept", "b"]), 1);
+}
+
+/// Writes batches of BF.MADD until the connection dies; answers the acknowledged items.
+fn write_until_killed(port: u16, prefix: String) -> Vec<String> {
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let mut acknowledged = Vec::new();
+    for batch in 0.. {
+        let items: Vec<String> = (0..50).map(|n| format!("{prefix}:{batch}:{n}")).collect();
+        let mut args = vec!["BF.MADD", "crash"];
+        args.extend(items.iter().map(String::as_str));
+        match call(&mut con, &args) {
+            Ok(_) => acknowledged.extend(items),
+            Err(_) => break,
+        }
+    }
+    acknowledged
+}
+
+#[test]
+fn acknowledged_adds_survive_kill_9() {
+    let mut server = Server::start_with(&[], &["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut random = Random::seeded();
+    ok(&mut server.connection(), &["BF.RESERVE", "crash", "0.001", "1000", "EXPANSION", "2"]);
+    // A large filter makes every AOF rewrite last long enough to be interrupted.
+    ok(&mut server.connection(), &["BF.RESERVE", "large", "0.01", "100000000", "NONSCALING"]);
+    let mut all = Vec::new();
+    for round in 0..8 {
+        let port = server.port;
+        let writer = std::thread::spawn(move || write_until_killed(port, format!("round{round}")));
+        std::thread::sleep(Duration::from_millis(100 + random.below(300) as u64));
+        let during_rewrite = round % 2 == 1;
+        if during_rewrite {
+            let mut con = server.connection();
+            ok(&mut con, &["BGREWRITEAOF"]);
+            std::thread::sleep(Duration::from_millis(random.below(50) as u64));
+        }
+        server.kill();
+        let acknowledged = writer.join().unwrap();
+        assert!(!acknowledged.is_empty(), "round {round}: nothing was written");
+        all.extend(acknowledged);
+        server.restart();
+        let mut con = server.connection();
+        let present = count_present(&mut con, "crash", all.iter().cloned());
+        assert_eq!(
+            present,
+            all.len() as u64,
+            "round {round} (rewrite: {during_rewrite}): acknowledged items lost"
+        );
+    }
+}
+
+#[test]
+fn access_control_by_key_pattern_and_category() {
+    let server = Server::start();
+    let mut admin = server.connection();
+    ok(&mut admin, &["ACL", "SETUSER", "tenant", "on", ">secret", "~tenant:*", "+@all"]);
+    ok(&mut admin, &["ACL", "SETUSER", "reader", "on", ">secret", "%R~*", "+@all"]);
+    ok(&mut admin, &["BF.ADD", "other:filter", "x"]);
+    let login = |user: &str| {
+        let mut con = server.connection();
+        ok(&mut con, &["AUTH", user, "secret"]);
+        con
+    };
+    let mut tenant = login("tenant");
+    assert_eq!(int(&mut tenant, &["BF.ADD", "tenant:f", "a"]), 1);
+    assert_eq!(int(&mut tenant, &["BF.EXISTS", "tenant:f", "a"]), 1);
+    for args in [
+        &["BF.ADD", "other:filter", "y"][..],
+        &["BF.EXISTS", "other:filter", "x"],
+        &["BF.MEXISTS", "other:filter", "x"],
+        &["BF.INFO", "other:filter"],
+        &["BF.RESERVE", "other:new", "0.01", "10"],
+        &["BF.SCANDUMP", "other:filter", "0"],
+        &["BF.CARD", "other:filter"],
+    ] {
+        assert!(err(&mut tenant, args).starts_with("NOPERM"), "{args:?}");
+    }
+    // Read-only key permission: lookups pass, writes do not.
+    let mut reader = login("reader");
+    assert_eq!(int(&mut reader, &["BF.EXISTS", "other:filter", "x"]), 1);
+    ok(&mut reader, &["BF.INFO", "other:filter"]);
+    ok(&mut reader, &["BF.SCANDUMP", "other:filter", "0"]);
+    for args in [
+        &["BF.ADD", "other:filter", "z"][..],
+        &["BF.MADD", "other:filter", "z"],
+        &["BF.RESERVE", "r", "0.01", "9"],
+    ] {
+        assert!(err(&mut reader, args).starts_with("NOPERM"), "{args:?}");
+    }
+    assert_eq!(int(&mut admin, &["BF.EXISTS", "other:filter", "z"]), 0);
+
+    // Module ACL categories exist from Redis 7.2 (@read/@write), @bloom from 7.4.
+    let Value::Array(categories) = ok(&mut admin, &["ACL", "CAT"]) else { panic!() };
+    let has_bloom = categories.iter().any(|c| matches!(c, Value::BulkString(b) if b == b"bloom"));
+    let version = info_field(&mut admin, "server", "redis_version");
+    let members = |con: &mut Connection, category: &str| -> Vec<String> {
+        let Value::Array(names) = ok(con, &["ACL", "CAT", category]) else { panic!() };
+        names.iter().map(|n| format!("{n:?}")).filter(|n| n.contains("bf.")).collect()
+    };
+    if has_bloom {
+        assert_eq!(members(&mut admin, "bloom").len(), 11, "every BF.* command is in @bloom");
+        assert_eq!(members(&mut admin, "read").len() + members(&mut admin, "write").len(), 11);
+    } else {
+        eprintln!("Redis {version} has no module ACL categories: only key permissions were checked");
+    }
+}
+
+#[test]
+fn unlinking_a_gigabyte_filter_does_not_stall_the_server() {
+    let server = Server::start_with(&[], &["--lazyfree-lazy-user-del", "yes"]);
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "huge", "0.01", "850000000", "NONSCALING"]);
+    let bytes = int(&mut con, &["MEMORY", "USAGE", "huge"]);
+    assert!(bytes > 1_000_000_000, "{bytes}");
+    ok(&mut con, &["BF.RESERVE", "huge2", "0.01", "850000000", "NONSCALING"]);
+    ok(&mut con, &["CONFIG", "RESETSTAT"]);
+    assert_eq!(int(&mut con, &["UNLINK", "huge"]), 1);
+    assert_eq!(int(&mut con, &["DEL", "huge2"]), 1);
+    let stats = info_field(&mut con, "commandstats", "cmdstat_unlink");
+    let usec: f64 = stats.split("usec_per_call=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    assert!(usec < 1000.0, "UNLINK took {usec} µs of server time");
+    let stats = info_field(&mut con, "commandstats", "cmdstat_del");
+    let usec: f64 = stats.split("usec_per_call=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    assert!(usec < 1000.0, "DEL took {usec} µs of server time");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while info_field(&mut con, "memory", "lazyfreed_objects").parse::<u64>().unwrap() < 2 {
+        assert!(Instant::now() < deadline, "not freed in the background");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let used: i64 = info_field(&mut con, "memory", "used_memory").parse().unwrap();
+    assert!(used < 100_000_000, "used_memory still {used}");
+}
