@@ -204,35 +204,3 @@ fn scandump_into_loadchunk_on_another_key() {
         assert_eq!(int(&mut con, &["BF.CARD", &target]), int(&mut con, &["BF.CARD", key]));
     }
 }
-
-#[test]
-fn lazy_free_of_a_large_filter() {
-    let server = Server::start_with(&[], &["--lazyfree-lazy-user-del", "yes"]);
-    let mut con = server.connection();
-    ok(&mut con, &["BF.RESERVE", "big", "0.01", "50000000", "NONSCALING"]);
-    ok(&mut con, &["BF.RESERVE", "big2", "0.01", "50000000", "NONSCALING"]);
-    assert_eq!(int(&mut con, &["UNLINK", "big"]), 1);
-    assert_eq!(int(&mut con, &["DEL", "big2"]), 1);
-    // Both go to the background thread, which frees them soon after.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let Value::BulkString(info) = ok(&mut con, &["INFO", "memory"]) else { panic!() };
-        let info = String::from_utf8_lossy(&info).into_owned();
-        let field = |name: &str| {
-            info.lines().find_map(|line| line.strip_prefix(name)).map(|n| n.trim().parse::<u64>().unwrap())
-        };
-        if field("lazyfreed_objects:").expect("lazyfreed_objects in INFO memory") >= 2 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not freed in the background: {info}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // The command itself returns at once, whatever the size of the filter.
-    let Value::BulkString(stats) = ok(&mut con, &["INFO", "commandstats"]) else { panic!() };
-    let stats = String::from_utf8_lossy(&stats);
-    let unlink = stats.lines().find(|line| line.starts_with("cmdstat_unlink:")).expect("unlink stats");
-    let usec: f64 =
-        unlink.split("usec_per_call=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
-    assert!(usec < 1000.0, "{unlink}");
-    assert_eq!(int(&mut con, &["EXISTS", "big", "big2"]), 0);
-}

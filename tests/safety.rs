@@ -183,25 +183,32 @@ fn access_control_by_key_pattern_and_category() {
     }
 }
 
+/// Server time of the last calls of a command, from INFO commandstats.
+fn usec_per_call(con: &mut Connection, command: &str) -> f64 {
+    let stats = info_field(con, "commandstats", &format!("cmdstat_{command}"));
+    stats.split("usec_per_call=").nth(1).and_then(|v| v.split(',').next()).and_then(|v| v.parse().ok()).unwrap()
+}
+
 #[test]
 fn unlinking_a_gigabyte_filter_does_not_stall_the_server() {
-    let server = Server::start_with(&[], &["--lazyfree-lazy-user-del", "yes"]);
+    let server = Server::start_with(&[], &["--lazyfree-lazy-user-del", "no"]);
     let mut con = server.connection();
-    ok(&mut con, &["BF.RESERVE", "huge", "0.01", "850000000", "NONSCALING"]);
-    let bytes = int(&mut con, &["MEMORY", "USAGE", "huge"]);
-    assert!(bytes > 1_000_000_000, "{bytes}");
-    ok(&mut con, &["BF.RESERVE", "huge2", "0.01", "850000000", "NONSCALING"]);
+    for key in ["lazy", "eager"] {
+        ok(&mut con, &["BF.RESERVE", key, "0.01", "850000000", "NONSCALING"]);
+        // Touch every page, as a filter in use would have.
+        madd_all(&mut con, key, (0..200_000).map(|n| format!("{key}{n}")));
+    }
+    assert!(int(&mut con, &["MEMORY", "USAGE", "lazy"]) > 1_000_000_000);
     ok(&mut con, &["CONFIG", "RESETSTAT"]);
-    assert_eq!(int(&mut con, &["UNLINK", "huge"]), 1);
-    assert_eq!(int(&mut con, &["DEL", "huge2"]), 1);
-    let stats = info_field(&mut con, "commandstats", "cmdstat_unlink");
-    let usec: f64 = stats.split("usec_per_call=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
-    assert!(usec < 1000.0, "UNLINK took {usec} µs of server time");
-    let stats = info_field(&mut con, "commandstats", "cmdstat_del");
-    let usec: f64 = stats.split("usec_per_call=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
-    assert!(usec < 1000.0, "DEL took {usec} µs of server time");
+    assert_eq!(int(&mut con, &["UNLINK", "lazy"]), 1);
+    assert_eq!(int(&mut con, &["DEL", "eager"]), 1);
+    // Timings on a shared machine are compared with each other, not with a constant: the
+    // background free must cost the server a small fraction of freeing in place.
+    let (unlink, del) = (usec_per_call(&mut con, "unlink"), usec_per_call(&mut con, "del"));
+    eprintln!("UNLINK {unlink} µs, synchronous DEL {del} µs");
+    assert!(unlink * 10.0 < del, "UNLINK took {unlink} µs, a synchronous DEL {del} µs");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while info_field(&mut con, "memory", "lazyfreed_objects").parse::<u64>().unwrap() < 2 {
+    while info_field(&mut con, "memory", "lazyfreed_objects").parse::<u64>().unwrap() < 1 {
         assert!(Instant::now() < deadline, "not freed in the background");
         std::thread::sleep(Duration::from_millis(20));
     }
