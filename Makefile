@@ -48,7 +48,7 @@ fuzz: deps
 	@for target in $(FUZZ_TARGETS); do \
 	  mkdir -p fuzz/work/$$target; \
 	  echo "== fuzzing $$target for $(FUZZ_SECONDS) s"; \
-	  RUSTC_BOOTSTRAP=1 cargo fuzz run -O $$target fuzz/work/$$target fuzz/corpus/$$target -- \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run -O -a $$target fuzz/work/$$target fuzz/corpus/$$target -- \
 	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 || exit 1; \
 	done
 

@@ -12,9 +12,11 @@ use std::ptr;
 
 pub struct RedisFallibleAlloc;
 
-/// The alignment Redis's allocator guarantees whatever it was built with (jemalloc or libc
-/// malloc). Larger alignments, such as the bit array's 64-byte blocks, are made by hand.
-const GUARANTEED_ALIGN: usize = 16;
+/// Redis's allocator aligns a block to the largest power of two dividing its size, up to 16
+/// (jemalloc with Redis's 8-byte quantum; libc malloc gives 16 always): sizes are rounded up
+/// to the alignment for anything up to this. Larger alignments, such as the bit array's
+/// 64-byte blocks, are made by hand.
+const ROUNDED_ALIGN: usize = 16;
 
 /// Bit arrays are read at random. On 4 KiB pages a large one costs a TLB miss and a page
 /// walk per lookup on top of the cache miss; on 2 MiB pages its page tables fit in cache.
@@ -81,6 +83,17 @@ fn advise_huge_pages(pointer: *mut u8, size: usize) {
     }
 }
 
+/// Undoes [`advise_huge_pages`] before the range goes back to the allocator, which would
+/// otherwise hand it on, huge pages and their copy-on-write cost included, to unrelated data.
+fn forget_huge_page_advice(pointer: *mut u8, size: usize) {
+    let start = (pointer as usize).next_multiple_of(HUGE_PAGE);
+    let end = (pointer as usize + size) & !(HUGE_PAGE - 1);
+    if end > start {
+        // SAFETY: as in advise_huge_pages.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_NOHUGEPAGE) };
+    }
+}
+
 /// An over-aligned allocation: `align` extra bytes, the returned pointer moved up to the
 /// alignment, and the pointer Redis gave stored in the word just before it.
 const HEADER: usize = std::mem::size_of::<usize>();
@@ -88,8 +101,8 @@ const HEADER: usize = std::mem::size_of::<usize>();
 unsafe fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
     let functions = redis_functions();
     unsafe {
-        if layout.align() <= GUARANTEED_ALIGN {
-            return functions.get(layout.size(), zeroed);
+        if layout.align() <= ROUNDED_ALIGN {
+            return functions.get(layout.size().next_multiple_of(layout.align()), zeroed);
         }
         let Some(total) = layout.size().checked_add(layout.align() + HEADER) else {
             return ptr::null_mut();
@@ -120,7 +133,10 @@ unsafe impl GlobalAlloc for RedisFallibleAlloc {
         let Some(free) = redis_functions().free else { return };
         // SAFETY: `pointer` came from `allocate` with this layout.
         unsafe {
-            if layout.align() <= GUARANTEED_ALIGN {
+            if layout.size() >= 2 * HUGE_PAGE {
+                forget_huge_page_advice(pointer, layout.size());
+            }
+            if layout.align() <= ROUNDED_ALIGN {
                 free(pointer.cast());
             } else {
                 let base = pointer.sub(HEADER).cast::<usize>().read_unaligned();

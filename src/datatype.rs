@@ -95,9 +95,8 @@ extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) ->
 
 fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<BloomFilter, String> {
     let header = RdbBuffer::load(rdb)?;
-    // Loading has no memory budget: what was saved must load. Allocation stays fallible.
     let mut filter =
-        encoding::decode_header(header.bytes(), usize::MAX).map_err(|error| format!("{error:?}"))?;
+        encoding::decode_header(header.bytes(), load_budget(rdb)).map_err(|error| format!("{error:?}"))?;
     for chunk in encoding::chunks_mut(&mut filter) {
         let buffer = RdbBuffer::load(rdb)?;
         if buffer.bytes().len() != chunk.len() {
@@ -106,6 +105,26 @@ fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<BloomFilter, String> {
         chunk.copy_from_slice(buffer.bytes());
     }
     Ok(filter)
+}
+
+/// The memory budget of a filter being loaded. What the server itself saved (an RDB at
+/// startup, a full sync, DEBUG RELOAD) must load whatever its size: no budget, allocation
+/// stays fallible. A RESTORE payload comes from a client: it gets the same budget as a
+/// command, so that a few bytes claiming a huge filter cannot make the server allocate it.
+fn load_budget(rdb: *mut raw::RedisModuleIO) -> usize {
+    let loading = (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING) as c_int;
+    // SAFETY: a live IO handle; the context it gives lives as long as it.
+    let flags = unsafe {
+        match (raw::RedisModule_GetContextFromIO, raw::RedisModule_GetContextFlags) {
+            (Some(context_of), Some(flags_of)) => flags_of(context_of(rdb)),
+            _ => loading,
+        }
+    };
+    if flags & loading != 0 {
+        usize::MAX
+    } else {
+        crate::config::max_filter_bytes()
+    }
 }
 
 /// A string read from an RDB, freed with Redis's allocator.

@@ -347,3 +347,25 @@ fn malformed_loadchunk_sequences() {
     }
     assert_alive(&mut con);
 }
+
+#[test]
+fn restore_is_held_to_the_memory_budget_but_reloads_are_not() {
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["SET", "bystander", "untouched"]);
+    ok(&mut con, &["BF.RESERVE", "large", "0.01", "10000000", "NONSCALING"]);
+    ok(&mut con, &["BF.ADD", "large", "x"]);
+    let payload = dump(&mut con, "large");
+    let before = digest(&mut con, "large");
+    ok(&mut con, &["CONFIG", "SET", "bf.max-filter-bytes", "1000000"]);
+    // A payload from a client claiming more than the budget allows is refused...
+    assert!(restore(&mut con, "copy", &payload).is_err());
+    assert_eq!(int(&mut con, &["EXISTS", "copy"]), 0);
+    // ...while what the server saved itself loads whatever its size.
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    assert_eq!(digest(&mut con, "large"), before);
+    ok(&mut con, &["CONFIG", "SET", "bf.max-filter-bytes", "100000000"]);
+    restore(&mut con, "copy", &payload).expect("within the budget");
+    assert_eq!(digest(&mut con, "copy"), before);
+    assert_eq!(ok(&mut con, &["GET", "bystander"]), Value::BulkString(b"untouched".to_vec()));
+}

@@ -186,7 +186,12 @@ fn access_control_by_key_pattern_and_category() {
 /// Server time of the last calls of a command, from INFO commandstats.
 fn usec_per_call(con: &mut Connection, command: &str) -> f64 {
     let stats = info_field(con, "commandstats", &format!("cmdstat_{command}"));
-    stats.split("usec_per_call=").nth(1).and_then(|v| v.split(',').next()).and_then(|v| v.parse().ok()).unwrap()
+    stats
+        .split("usec_per_call=")
+        .nth(1)
+        .and_then(|v| v.split(',').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap()
 }
 
 #[test]

@@ -16,24 +16,25 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
     let filter = key.filter()?.ok_or(BfError::NotFound)?;
     let iterator = parse::integer(call.arg(2)).ok_or(BfError::ScanDumpIteratorNotNumeric)?;
-    call.reply_array(2);
     if iterator == 0 {
+        let header = encoding::encode_header(filter);
+        call.reply_array(2);
         call.reply_integer(HEADER_ITERATOR);
-        call.reply_bulk(&encoding::encode_header(filter));
+        call.reply_bulk(&header);
         return Ok(());
     }
     // A negative iterator, like one past the end, is the end, as RedisBloom answers.
-    let chunk = u64::try_from(iterator - 1).ok().and_then(|offset| encoding::chunk_at(filter, offset));
-    match chunk {
-        Some(chunk) => {
-            call.reply_integer(iterator + chunk.len() as i64);
-            call.reply_bulk(chunk);
-        }
-        None => {
-            call.reply_integer(0);
-            call.reply_bulk(b"");
-        }
-    }
+    let chunk = iterator
+        .checked_sub(1)
+        .and_then(|offset| u64::try_from(offset).ok())
+        .and_then(|offset| encoding::chunk_at(filter, offset));
+    let (next, data) = match chunk {
+        Some(chunk) => (iterator.saturating_add(chunk.len() as i64), chunk),
+        None => (0, &[][..]),
+    };
+    call.reply_array(2);
+    call.reply_integer(next);
+    call.reply_bulk(data);
     Ok(())
 }
 

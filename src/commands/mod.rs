@@ -323,15 +323,13 @@ pub fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
             return;
         }
         // Redis 7.2 and later: ACL categories for module commands. Setting them replaces the
-        // ones Redis would derive from the flags, so all are named: @read or @write, @fast,
-        // and @bloom where the server can add categories (7.4 and later).
+        // ones Redis would derive from the flags, so all are named: @read or @write, @fast or
+        // @slow, and @bloom where the server can add categories (7.4 and later).
         if let Some(set_categories) = raw::RedisModule_SetCommandACLCategories {
             let flags = command.flags.to_bytes();
             let has = |flag: &[u8]| flags.split(|&b| b == b' ').any(|word| word == flag);
             let mut categories = vec![if has(b"write") { "write" } else { "read" }];
-            if has(b"fast") {
-                categories.push("fast");
-            }
+            categories.push(if has(b"fast") { "fast" } else { "slow" });
             if BLOOM_CATEGORY_ADDED.load(std::sync::atomic::Ordering::Relaxed) {
                 categories.push("bloom");
             }

@@ -36,6 +36,9 @@ pub struct BloomFilter {
     links: Vec<SubFilter>,
     /// Growth factor of the next link; 0 for a non-scaling filter.
     expansion: u32,
+    /// The layout of the next link, once computed: when the budget refuses it, every later
+    /// add would otherwise size it again.
+    next_layout: Option<Layout>,
 }
 
 impl BloomFilter {
@@ -50,16 +53,17 @@ impl BloomFilter {
         max_bytes: usize,
     ) -> Result<BloomFilter, FilterError> {
         let first_rate = if expansion == 0 { error_rate } else { error_rate * TIGHTENING_RATIO };
-        let layout = layout_within_budget(capacity, first_rate, 0, max_bytes)?;
+        let layout = Layout::for_capacity(capacity, first_rate).ok_or(FilterError::TooLarge)?;
+        check_budget(&layout, 0, max_bytes)?;
         let mut links = Vec::new();
         links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
         links.push(SubFilter::try_new(capacity, first_rate, layout)?);
-        Ok(BloomFilter { links, expansion })
+        Ok(BloomFilter { links, expansion, next_layout: None })
     }
 
     /// A filter from decoded links, which the decoder has checked against the invariants.
     pub(super) fn from_links(links: Vec<SubFilter>, expansion: u32) -> BloomFilter {
-        BloomFilter { links, expansion }
+        BloomFilter { links, expansion, next_layout: None }
     }
 
     pub fn try_clone(&self) -> Result<BloomFilter, FilterError> {
@@ -68,7 +72,7 @@ impl BloomFilter {
         for link in &self.links {
             links.push(link.try_clone()?);
         }
-        Ok(BloomFilter { links, expansion: self.expansion })
+        Ok(BloomFilter { links, expansion: self.expansion, next_layout: self.next_layout })
     }
 
     /// Adds an item. `Ok(true)` when it was not (probably) present and is now counted,
@@ -128,10 +132,16 @@ impl BloomFilter {
         let capacity =
             newest.capacity().checked_mul(u64::from(self.expansion)).ok_or(FilterError::TooLarge)?;
         let error_rate = newest.error_rate() * TIGHTENING_RATIO;
-        let layout = layout_within_budget(capacity, error_rate, self.bits_bytes(), max_bytes)?;
+        let layout = match self.next_layout {
+            Some(layout) => layout,
+            None => Layout::for_capacity(capacity, error_rate).ok_or(FilterError::TooLarge)?,
+        };
+        self.next_layout = Some(layout);
+        check_budget(&layout, self.bits_bytes(), max_bytes)?;
         // Exact: the spare capacity would count in MEMORY USAGE and differ after a reload.
         self.links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
         self.links.push(SubFilter::try_new(capacity, error_rate, layout)?);
+        self.next_layout = None;
         Ok(())
     }
 
@@ -179,21 +189,15 @@ impl BloomFilter {
     }
 }
 
-/// The layout for a new link, if it fits in what is left of the budget.
-fn layout_within_budget(
-    capacity: u64,
-    error_rate: f64,
-    bytes_in_use: usize,
-    max_bytes: usize,
-) -> Result<Layout, FilterError> {
-    let layout = Layout::for_capacity(capacity, error_rate).ok_or(FilterError::TooLarge)?;
+/// Whether a new link of this layout fits in what is left of the budget.
+fn check_budget(layout: &Layout, bytes_in_use: usize, max_bytes: usize) -> Result<(), FilterError> {
     let bytes = layout.bits() / 8;
     let fits = usize::try_from(bytes)
         .ok()
         .and_then(|bytes| bytes.checked_add(bytes_in_use))
         .is_some_and(|total| total <= max_bytes);
     if fits {
-        Ok(layout)
+        Ok(())
     } else {
         Err(FilterError::TooLarge)
     }

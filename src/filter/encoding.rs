@@ -10,9 +10,10 @@
 //! then per link: capacity u64 | error rate f64 | hashes u32 | blocks u64 | items u64
 //!                | blocks per item u32
 //! ```
-//! Decoding trusts nothing: every field is range-checked, every link must have the layout
-//! the sizing gives for its parameters, and the links must form a chain this module could
-//! have built. Anything else is refused with an error before memory is allocated.
+//! Decoding trusts nothing: every field is range-checked, the links must form a chain this
+//! module could have built, and every link's layout must fit its capacity and error rate
+//! (within the bounds of `Layout::is_plausible_for`). Anything else is refused with an error
+//! before memory is allocated, and so is a filter beyond the caller's memory budget.
 
 use super::bits::BLOCK_BYTES;
 use super::chain::{BloomFilter, FilterError, MAX_LINKS};

@@ -29,6 +29,16 @@ pub const TIGHTENING_RATIO: f64 = 0.5;
 /// little above the rate asked for. Five percent keeps them under it for about 1% more memory.
 pub const SIZING_MARGIN: f64 = 0.95;
 
+/// Rates below this are sized as this: a filter wrong once in 10^20 lookups is already past
+/// anything a user can measure, while smaller rates would need more bits set per item than
+/// the layout allows. Sizing and the decoder's plausibility check both apply it.
+pub const SMALLEST_SIZED_RATE: f64 = 1e-20;
+
+/// The rate the sizing aims at for a requested `error_rate`.
+fn sized_rate(error_rate: f64) -> f64 {
+    (error_rate * SIZING_MARGIN).max(SMALLEST_SIZED_RATE)
+}
+
 /// More bits per item than this never pays off: it is what a rate of 1e-18 would need.
 pub const MAX_HASHES: u32 = 64;
 
@@ -84,7 +94,7 @@ impl Layout {
         if capacity == 0 || !(error_rate > 0.0 && error_rate < 1.0) {
             return None;
         }
-        let error_rate = error_rate * SIZING_MARGIN;
+        let error_rate = sized_rate(error_rate);
         let classic_bits = capacity as f64 * classic_bits_per_item(error_rate);
         // See `smallest_block_count` for the correction of the item count.
         let items = capacity as f64 * (1.0 + error_rate / 2.0);
@@ -125,8 +135,9 @@ impl Layout {
             .min_by_key(|layout| (layout.blocks, layout.hashes))
     }
 
+    /// Saturates rather than overflows: a hostile header may claim any block count.
     pub fn bits(&self) -> u64 {
-        self.blocks * BLOCK_BITS as u64
+        self.blocks.saturating_mul(BLOCK_BITS as u64)
     }
 
     /// Bits set per item, over all its blocks.
@@ -141,7 +152,7 @@ impl Layout {
     /// sizing, so that data saved before a change of the sizing (or on a machine whose floating
     /// point differs in the last bit) still loads; it costs no sizing search either.
     pub fn is_plausible_for(&self, capacity: u64, error_rate: f64) -> bool {
-        let classic_bits = capacity as f64 * classic_bits_per_item(error_rate);
+        let classic_bits = capacity as f64 * classic_bits_per_item(sized_rate(error_rate) / SIZING_MARGIN);
         let bits = self.bits() as f64;
         let slack = 2.0 * self.blocks_per_item as f64 * BLOCK_BITS as f64;
         (1..=MAX_HASHES).contains(&self.hashes)
@@ -280,11 +291,17 @@ mod tests {
     }
 
     #[test]
-    fn tiny_error_rates_still_get_a_plausible_layout() {
-        for rate in [1e-20, 1e-25, 1e-40, 1e-100] {
-            let layout = Layout::for_capacity(100, rate).unwrap();
-            assert!(layout.is_plausible_for(100, rate), "{rate}: {layout:?}");
+    fn every_layout_the_sizing_makes_is_plausible() {
+        let mut rate = 0.25;
+        while rate > 0.0 {
+            for capacity in [1u64, 7, 100, 10_000, 1_000_000_000] {
+                let layout = Layout::for_capacity(capacity, rate).unwrap();
+                assert!(layout.is_plausible_for(capacity, rate), "{capacity} at {rate:e}: {layout:?}");
+            }
+            rate /= 1000.0;
         }
+        let smallest = f64::from_bits(1);
+        assert!(Layout::for_capacity(10, smallest).unwrap().is_plausible_for(10, smallest));
     }
 
     #[test]
