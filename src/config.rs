@@ -43,6 +43,14 @@ pub fn huge_pages() -> bool {
     HUGE_PAGES.load(Ordering::Relaxed)
 }
 
+/// A capped error rate is worth a line in the log: whoever asked for it gets no warning.
+pub fn log_capped(asked: f64) {
+    redis_module::logging::log_notice(format!(
+        "redbloom: error rate {asked} capped to {}: higher rates make a filter useless",
+        params::MAX_USEFUL_ERROR_RATE
+    ));
+}
+
 /// The error rate is a string config: Redis has no floating-point module configs.
 pub struct ErrorRateConfig(AtomicU64);
 
@@ -61,9 +69,7 @@ impl ErrorRateConfig {
             return Err(format!("error rate must be a number in the range (0, 1), got '{text}'"));
         };
         if rate != asked {
-            redis_module::logging::log_notice(format!(
-                "redbloom: error rate {asked} capped to {rate}: higher rates make a filter useless"
-            ));
+            log_capped(asked);
         }
         self.0.store(rate.to_bits(), Ordering::Relaxed);
         Ok(())

@@ -1,7 +1,7 @@
 //! BF.ADD, BF.MADD and BF.INSERT: add items, creating the filter when the key is missing.
 
 use super::parse::{self, Creation};
-use super::reserve::{log_capped, log_refusal};
+use super::reserve::log_refusal;
 use super::{BfError, Call};
 use crate::config;
 use crate::filter::{BloomFilter, ItemHash};
@@ -29,7 +29,7 @@ pub fn madd(call: &Call) -> Result<(), BfError> {
 pub fn insert(call: &Call) -> Result<(), BfError> {
     let parsed = parse::insert(&call.args(), config::defaults())?;
     if let Some(asked) = parsed.capped_rate {
-        log_capped(asked);
+        config::log_capped(asked);
     }
     add_items(call, parsed.first_item, parsed.creation, c"bf.insert", Replies::Array)
 }

@@ -3,13 +3,13 @@
 use super::parse::{self, Creation};
 use super::{BfError, Call};
 use crate::config;
-use crate::filter::{params, BloomFilter};
+use crate::filter::BloomFilter;
 
 pub fn reserve(call: &Call) -> Result<(), BfError> {
     let parsed = parse::reserve(&call.args(), config::defaults().expansion)?;
     let creation = parsed.creation.ok_or(BfError::Internal)?;
     if let Some(asked) = parsed.capped_rate {
-        log_capped(asked);
+        config::log_capped(asked);
     }
     let mut key = call.open_key_for_writing();
     if key.filter()?.is_some() {
@@ -31,14 +31,6 @@ pub fn reserve(call: &Call) -> Result<(), BfError> {
     replicated.extend(scaling.iter().map(String::as_bytes));
     call.replicate("BF.RESERVE", &replicated);
     Ok(())
-}
-
-/// A capped error rate is worth a line in the log: the client gets no warning.
-pub fn log_capped(asked: f64) {
-    redis_module::logging::log_notice(format!(
-        "redbloom: error rate {asked} capped to {}: higher rates make a filter useless",
-        params::MAX_USEFUL_ERROR_RATE
-    ));
 }
 
 /// A refused creation is worth a line in the log: the client only sees "insufficient memory".
