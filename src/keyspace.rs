@@ -2,7 +2,7 @@
 
 use crate::commands::BfError;
 use crate::datatype::BLOOM_TYPE;
-use crate::filter::BloomFilter;
+use crate::filter::Filter;
 use redis_module::raw;
 use std::ffi::c_int;
 
@@ -28,20 +28,20 @@ impl Key {
     }
 
     /// `Ok(None)` for a missing key, `Err(WrongType)` for a key of another type.
-    pub fn filter(&self) -> Result<Option<&BloomFilter>, BfError> {
+    pub fn filter(&self) -> Result<Option<&Filter>, BfError> {
         self.value().map(|value| value.map(|pointer| unsafe { &*pointer }))
     }
 
-    pub fn filter_mut(&mut self) -> Result<Option<&mut BloomFilter>, BfError> {
+    pub fn filter_mut(&mut self) -> Result<Option<&mut Filter>, BfError> {
         self.value().map(|value| value.map(|pointer| unsafe { &mut *pointer }))
     }
 
     /// The raw value pointer, after checking the key's type.
     ///
     /// SAFETY of the callers' dereference: a value of BLOOM_TYPE is always a
-    /// `Box<BloomFilter>` stored by `store`, owned by Redis until its free callback runs,
+    /// `Box<Filter>` stored by `store`, owned by Redis until its free callback runs,
     /// which cannot happen while this key is open.
-    fn value(&self) -> Result<Option<*mut BloomFilter>, BfError> {
+    fn value(&self) -> Result<Option<*mut Filter>, BfError> {
         if self.key.is_null() {
             return Ok(None);
         }
@@ -59,12 +59,12 @@ impl Key {
                 return Err(BfError::WrongType);
             }
             let value = raw::RedisModule_ModuleTypeGetValue.map_or(std::ptr::null_mut(), |f| f(self.key));
-            Ok((!value.is_null()).then_some(value.cast::<BloomFilter>()))
+            Ok((!value.is_null()).then_some(value.cast::<Filter>()))
         }
     }
 
     /// Stores a new filter in this (empty, writable) key.
-    pub fn store(&mut self, filter: BloomFilter) -> Result<(), BfError> {
+    pub fn store(&mut self, filter: Filter) -> Result<(), BfError> {
         let value = Box::into_raw(Box::new(filter));
         // SAFETY: ownership of `value` passes to Redis on success; on failure it is still ours.
         let status = unsafe {

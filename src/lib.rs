@@ -9,9 +9,11 @@ mod commands;
 mod config;
 mod datatype;
 pub mod filter;
+mod foreign_types;
 mod keyspace;
 
 use datatype::BLOOM_TYPE;
+use foreign_types::{COUNT_MIN_TYPE, CUCKOO_TYPE, TOP_K_TYPE, T_DIGEST_TYPE};
 use redis_module::configuration::ConfigurationFlags;
 use redis_module::{raw, redis_module, Context, RedisString, Status};
 use std::ffi::c_int;
@@ -61,7 +63,13 @@ redis_module! {
     name: "bf",
     version: MODULE_VERSION,
     allocator: (ModuleAllocator, ModuleAllocator),
-    data_types: [BLOOM_TYPE],
+    data_types: [
+        BLOOM_TYPE,
+        CUCKOO_TYPE,
+        COUNT_MIN_TYPE,
+        TOP_K_TYPE,
+        T_DIGEST_TYPE,
+    ],
     init: initialize,
     configurations: [
         i64: [
@@ -75,7 +83,9 @@ redis_module! {
         bool: [
             ["huge-pages", &config::HUGE_PAGES, false, ConfigurationFlags::DEFAULT, None],
         ],
-        enum: [],
+        enum: [
+            ["format", &config::FORMAT, config::FormatSetting::redbloom, ConfigurationFlags::DEFAULT, None],
+        ],
         // Arguments are read by `initialize`, which also takes RedisBloom's names.
         module_args_as_configuration: false,
     ]

@@ -6,33 +6,6 @@ mod common;
 use common::*;
 use redis::{Connection, Value};
 
-/// Redis's DUMP checksum: CRC-64/Jones, reflected, initial value 0.
-fn crc64(data: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for &byte in data {
-        crc ^= u64::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5 } else { crc >> 1 };
-        }
-    }
-    crc
-}
-
-/// A payload with its trailing checksum recomputed, so that RESTORE hands it to the module.
-fn with_valid_checksum(mut payload: Vec<u8>) -> Vec<u8> {
-    let body = payload.len() - 8;
-    let crc = crc64(&payload[..body]);
-    payload[body..].copy_from_slice(&crc.to_le_bytes());
-    payload
-}
-
-fn dump(con: &mut Connection, key: &str) -> Vec<u8> {
-    match ok(con, &["DUMP", key]) {
-        Value::BulkString(bytes) => bytes,
-        other => panic!("{other:?}"),
-    }
-}
-
 fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> Result<Value, String> {
     call_bytes(con, &[b"RESTORE", key.as_bytes(), b"0", payload, b"REPLACE"])
 }
@@ -47,7 +20,7 @@ fn setup(con: &mut Connection) -> Vec<u8> {
     ok(con, &["SET", "bystander", "untouched"]);
     ok(con, &["BF.RESERVE", "source", "0.01", "50", "EXPANSION", "2"]);
     madd_all(con, "source", (0..200).map(|n| format!("item{n}")));
-    dump(con, "source")
+    dump_payload(con, "source")
 }
 
 #[test]
@@ -156,20 +129,6 @@ fn bad_loadchunk_sequences_are_refused() {
     assert_alive(&mut con);
 }
 
-fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut pieces = Vec::new();
-    let mut iterator = 0i64;
-    loop {
-        let Value::Array(reply) = ok(con, &["BF.SCANDUMP", key, &iterator.to_string()]) else { panic!() };
-        let (Value::Int(next), Value::BulkString(data)) = (&reply[0], &reply[1]) else { panic!() };
-        if *next == 0 {
-            return pieces;
-        }
-        pieces.push((*next, data.clone()));
-        iterator = *next;
-    }
-}
-
 #[test]
 fn thousands_of_mutated_dump_payloads() {
     let server = Server::start();
@@ -177,9 +136,9 @@ fn thousands_of_mutated_dump_payloads() {
     let mut payloads = vec![setup(&mut con)];
     ok(&mut con, &["BF.RESERVE", "strict", "0.000001", "300", "NONSCALING"]);
     madd_all(&mut con, "strict", (0..100).map(|n| format!("s{n}")));
-    payloads.push(dump(&mut con, "strict"));
+    payloads.push(dump_payload(&mut con, "strict"));
     ok(&mut con, &["BF.ADD", "tiny", "a"]);
-    payloads.push(dump(&mut con, "tiny"));
+    payloads.push(dump_payload(&mut con, "tiny"));
     let mut random = Random::seeded();
     let mut accepted = 0;
     for _ in 0..3000 {
@@ -355,7 +314,7 @@ fn restore_is_held_to_the_memory_budget_but_reloads_are_not() {
     ok(&mut con, &["SET", "bystander", "untouched"]);
     ok(&mut con, &["BF.RESERVE", "large", "0.01", "10000000", "NONSCALING"]);
     ok(&mut con, &["BF.ADD", "large", "x"]);
-    let payload = dump(&mut con, "large");
+    let payload = dump_payload(&mut con, "large");
     let before = digest(&mut con, "large");
     ok(&mut con, &["CONFIG", "SET", "bf.max-filter-bytes", "1000000"]);
     // A payload from a client claiming more than the budget allows is refused...

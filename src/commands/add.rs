@@ -4,7 +4,6 @@ use super::parse::{self, Creation};
 use super::reserve::log_refusal;
 use super::{BfError, Call};
 use crate::config;
-use crate::filter::{BloomFilter, ItemHash};
 use std::cell::OnceCell;
 use std::ffi::CStr;
 
@@ -52,9 +51,7 @@ fn add_items(
         Some(_) => None,
         None => {
             let creation = creation.ok_or(BfError::NotFound)?;
-            let filter =
-                BloomFilter::try_new(creation.capacity, creation.error_rate, creation.expansion, budget())
-                    .inspect_err(|_| log_refusal(&creation))?;
+            let filter = creation.try_build(budget()).inspect_err(|_| log_refusal(&creation))?;
             key.store(filter)?;
             Some(creation)
         }
@@ -65,38 +62,28 @@ fn add_items(
     // Items processed without error; an error ends the command there.
     let mut succeeded = 0;
     if replies == Replies::Single {
-        let result = filter.insert_hash(&ItemHash::of(call.arg(first_item)), budget);
-        added = result == Ok(true);
-        match result {
+        match filter.insert(call.arg(first_item), budget) {
             Ok(answer) => {
+                added = answer;
                 succeeded = 1;
                 call.reply_bool(answer);
             }
             Err(error) => call.reply_error(error.into()),
         }
     } else {
-        // Hash everything first and ask for the cache lines, so that the memory loads of a
-        // batch overlap instead of queueing one after another.
-        let hashes: Vec<ItemHash> = call.args_from(first_item).map(ItemHash::of).collect();
-        for hash in &hashes {
-            filter.prefetch(hash);
-        }
         call.reply_array_postponed();
         let mut answered = 0;
-        for hash in &hashes {
+        filter.insert_each(call.args_from(first_item), budget, |result| {
             answered += 1;
-            match filter.insert_hash(hash, budget) {
+            match result {
                 Ok(answer) => {
                     added |= answer;
                     succeeded += 1;
                     call.reply_bool(answer);
                 }
-                Err(error) => {
-                    call.reply_error(error.into());
-                    break;
-                }
+                Err(error) => call.reply_error(error.into()),
             }
-        }
+        });
         call.set_array_length(answered);
     }
 
@@ -106,7 +93,7 @@ fn add_items(
     let stopped_early = items.end < call.argc();
     if let Some(creation) = created {
         call.notify(c"bf.reserve");
-        replicate_with_parameters(call, &creation, items);
+        replicate_creation(call, &creation, items);
     } else if added && stopped_early {
         let mut args = vec![call.arg(1)];
         args.extend(items.map(|index| call.arg(index)));
@@ -120,20 +107,18 @@ fn add_items(
     Ok(())
 }
 
-/// A filter made from this server's defaults is replicated as a command that names every
-/// parameter, so that a replica with other defaults builds the very same filter: BF.INSERT
-/// with the items processed, or BF.RESERVE when there are none.
-fn replicate_with_parameters(call: &Call, creation: &Creation, items: std::ops::Range<usize>) {
+/// A filter made from this server's defaults is replicated as a BF.RESERVE that names every
+/// parameter, so that a replica with other defaults builds the very same filter, then a
+/// BF.MADD of the items processed (Redis wraps the two in MULTI/EXEC). RedisBloom replays
+/// both, so an AOF of filters in its format stays readable by it.
+fn replicate_creation(call: &Call, creation: &Creation, items: std::ops::Range<usize>) {
+    let parameters = creation.reserve_args();
     let mut args: Vec<&[u8]> = vec![call.arg(1)];
-    if items.is_empty() {
-        let parameters = creation.reserve_args();
-        args.extend(parameters.iter().map(String::as_bytes));
-        call.replicate("BF.RESERVE", &args);
-        return;
-    }
-    let parameters = creation.insert_args();
     args.extend(parameters.iter().map(String::as_bytes));
-    args.push(b"ITEMS");
-    args.extend(items.map(|index| call.arg(index)));
-    call.replicate("BF.INSERT", &args);
+    call.replicate("BF.RESERVE", &args);
+    if !items.is_empty() {
+        let mut args = vec![call.arg(1)];
+        args.extend(items.map(|index| call.arg(index)));
+        call.replicate("BF.MADD", &args);
+    }
 }

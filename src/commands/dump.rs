@@ -1,5 +1,6 @@
 //! BF.SCANDUMP and BF.LOADCHUNK: a filter moved in pieces, through the same encoding as RDB
-//! and AOF.
+//! and AOF. Filters in RedisBloom's format dump exactly as RedisBloom dumps them, and a
+//! header of either format is loaded.
 //!
 //! Iterators: 0 asks for the header, answered with iterator 1; any other iterator `i` asks
 //! for the chunk at byte `i - 1` of the bit arrays, answered with `i + chunk length`, so
@@ -7,7 +8,7 @@
 
 use super::parse;
 use super::{BfError, Call};
-use crate::filter::encoding;
+use crate::filter::Filter;
 
 const HEADER_ITERATOR: i64 = 1;
 
@@ -17,7 +18,7 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
     let filter = key.filter()?.ok_or(BfError::NotFound)?;
     let iterator = parse::integer(call.arg(2)).ok_or(BfError::ScanDumpIteratorNotNumeric)?;
     if iterator == 0 {
-        let header = encoding::encode_header(filter);
+        let header = filter.encode_header();
         call.reply_array(2);
         call.reply_integer(HEADER_ITERATOR);
         call.reply_bulk(&header);
@@ -27,7 +28,7 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
     let chunk = iterator
         .checked_sub(1)
         .and_then(|offset| u64::try_from(offset).ok())
-        .and_then(|offset| encoding::chunk_at(filter, offset));
+        .and_then(|offset| filter.chunk_at(offset));
     let (next, data) = match chunk {
         Some(chunk) => (iterator.saturating_add(chunk.len() as i64), chunk),
         None => (0, &[][..]),
@@ -47,7 +48,7 @@ pub fn loadchunk(call: &Call) -> Result<(), BfError> {
         if key.filter()?.is_some() {
             return Err(BfError::ItemExists);
         }
-        let filter = encoding::decode_header(data, call.max_filter_bytes())?;
+        let filter = Filter::decode_header(data, call.max_filter_bytes())?;
         key.store(filter)?;
         call.notify(c"bf.reserve");
     } else {
@@ -57,7 +58,7 @@ pub fn loadchunk(call: &Call) -> Result<(), BfError> {
             .checked_sub(1 + data.len() as i64)
             .and_then(|offset| u64::try_from(offset).ok())
             .ok_or(BfError::BadData)?;
-        encoding::write_chunk(filter, offset, data)?;
+        filter.write_chunk(offset, data)?;
         call.notify(c"bf.loadchunk");
     }
     call.reply_ok();

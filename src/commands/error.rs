@@ -29,6 +29,8 @@ pub enum BfError {
     InsertBadCapacity,
     InsertBadExpansion,
     UnknownArgument,
+    /// FORMAT without one of its two words (an extension: RedisBloom has no FORMAT).
+    BadFormat,
     InvalidInfoField,
     ScanDumpIteratorNotNumeric,
     LoadChunkIteratorNotNumeric,
@@ -60,6 +62,7 @@ impl BfError {
             BfError::InsertBadCapacity => c"Bad capacity",
             BfError::InsertBadExpansion => c"Bad expansion",
             BfError::UnknownArgument => c"Unknown argument received",
+            BfError::BadFormat => c"ERR format must be REDBLOOM or REDISBLOOM",
             BfError::InvalidInfoField => c"Invalid information value",
             BfError::ScanDumpIteratorNotNumeric => c"Second argument must be numeric",
             BfError::LoadChunkIteratorNotNumeric => c"ERR Second argument must be numeric",

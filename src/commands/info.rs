@@ -2,7 +2,8 @@
 
 use super::parse::is_keyword;
 use super::{BfError, Call};
-use crate::filter::BloomFilter;
+use crate::filter::redisbloom::link::OPTION_FORCE_64;
+use crate::filter::Filter;
 use std::ffi::CStr;
 
 /// The five pairs of BF.INFO, in their order. go-redis refuses labels it does not know, so
@@ -43,11 +44,11 @@ pub fn info(call: &Call) -> Result<(), BfError> {
     Ok(())
 }
 
-fn reply_value(call: &Call, filter: &BloomFilter, field: usize) {
+fn reply_value(call: &Call, filter: &Filter, field: usize) {
     let value = match field {
         0 => Some(filter.capacity()),
-        1 => Some(filter.memory_bytes() as u64),
-        2 => Some(filter.links().len() as u64),
+        1 => Some(filter.reported_size()),
+        2 => Some(filter.link_count() as u64),
         3 => Some(filter.items()),
         _ => filter.expansion().map(u64::from),
     };
@@ -57,24 +58,34 @@ fn reply_value(call: &Call, filter: &BloomFilter, field: usize) {
     }
 }
 
-/// BF.DEBUG key: the item count, then one line per sub-filter.
+/// BF.DEBUG key: the item count, then one line per sub-filter. For RedisBloom's format the
+/// lines are RedisBloom's own; for this module's, `bits` counts the blocked layout's bits
+/// and `hashes` the bits set per item over all its blocks.
 pub fn debug(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
     let filter = key.filter()?.ok_or(BfError::NotFound)?;
-    call.reply_array(1 + filter.links().len());
+    call.reply_array(1 + filter.link_count());
     call.reply_bulk(format!("size:{}", filter.items()).as_bytes());
-    for link in filter.links() {
-        let layout = link.layout();
-        let line = format!(
-            "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
-            link.byte_len(),
-            layout.bits(),
-            layout.bits_per_item_set(),
-            link.capacity(),
-            link.items(),
-            format_like_printf_g(link.error_rate())
-        );
-        call.reply_bulk(line.as_bytes());
+    let line = |bytes: u64, bits: u64, hashes: u32, width: u32, capacity: u64, items: u64, rate: f64| {
+        let rate = format_like_printf_g(rate);
+        format!("bytes:{bytes} bits:{bits} hashes:{hashes} hashwidth:{width} capacity:{capacity} size:{items} ratio:{rate}")
+    };
+    match filter {
+        Filter::Redbloom(chain) => {
+            for link in chain.links() {
+                let layout = link.layout();
+                let (bytes, hashes) = (link.byte_len() as u64, layout.bits_per_item_set());
+                let text = line(bytes, layout.bits(), hashes, 64, link.capacity(), link.items(), link.error_rate());
+                call.reply_bulk(text.as_bytes());
+            }
+        }
+        Filter::RedisBloom(chain) => {
+            let width = if chain.fields().options & OPTION_FORCE_64 != 0 { 64 } else { 32 };
+            for link in chain.links() {
+                let f = link.fields();
+                call.reply_bulk(line(f.bytes, f.bits, f.hashes, width, f.entries, f.items, f.error).as_bytes());
+            }
+        }
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ mod reserve;
 
 use crate::keyspace::Key;
 pub use error::BfError;
-pub use parse::Creation;
+pub use parse::{format_named, Creation};
 use redis_module::raw;
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};

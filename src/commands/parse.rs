@@ -3,7 +3,7 @@
 //! `error.rs`.
 
 use super::BfError;
-use crate::filter::params;
+use crate::filter::{params, Filter, FilterError, Format};
 
 /// Everything needed to create a filter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -12,9 +12,26 @@ pub struct Creation {
     pub error_rate: f64,
     /// 0 for non-scaling.
     pub expansion: u32,
+    pub format: Format,
+}
+
+/// The words of `FORMAT`, which BF.RESERVE and BF.INSERT take (an extension of this module).
+pub fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Redbloom => "REDBLOOM",
+        Format::RedisBloom => "REDISBLOOM",
+    }
+}
+
+pub fn format_named(name: &[u8]) -> Option<Format> {
+    [Format::Redbloom, Format::RedisBloom].into_iter().find(|&format| is_keyword(name, format_name(format)))
 }
 
 impl Creation {
+    pub fn try_build(&self, max_bytes: usize) -> Result<Filter, FilterError> {
+        Filter::try_new(self.format, self.capacity, self.error_rate, self.expansion, max_bytes)
+    }
+
     // The arguments that recreate exactly this filter on a replica. Rust prints an f64 with
     // the fewest digits that parse back to the same value, so the rate survives exactly.
 
@@ -27,22 +44,13 @@ impl Creation {
         }
     }
 
-    /// Every parameter, in BF.INSERT's syntax.
-    pub fn insert_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "CAPACITY".to_string(),
-            self.capacity.to_string(),
-            "ERROR".to_string(),
-            self.error_rate.to_string(),
-        ];
-        args.extend(self.scaling_args());
-        args
-    }
-
-    /// Every parameter, in BF.RESERVE's syntax (after the key).
+    /// Every parameter, in BF.RESERVE's syntax (after the key). RedisBloom skips the
+    /// `FORMAT` pair, as it skips any token it does not know after the capacity, so what is
+    /// replicated or written to the AOF replays there too.
     pub fn reserve_args(&self) -> Vec<String> {
         let mut args = vec![self.error_rate.to_string(), self.capacity.to_string()];
         args.extend(self.scaling_args());
+        args.extend(["FORMAT".to_string(), format_name(self.format).to_string()]);
         args
     }
 }
@@ -86,10 +94,11 @@ pub struct Parsed {
     pub capped_rate: Option<f64>,
 }
 
-/// BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]. Options may come in any
-/// order and anything unknown is skipped: some clients send the expansion number without its
-/// keyword.
-pub fn reserve(args: &[&[u8]], default_expansion: u32) -> Result<Parsed, BfError> {
+/// BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [FORMAT f]. Options may come
+/// in any order and anything unknown is skipped: some clients send the expansion number
+/// without its keyword.
+/// `defaults` gives the expansion and format when they are not named.
+pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
     let asked_rate = args.get(2).and_then(|arg| float(arg)).ok_or(BfError::BadErrorRate)?;
     let error_rate = error_rate_in_range(asked_rate, BfError::ErrorRateOutOfRange)?;
     let capacity = args.get(3).and_then(|arg| integer(arg)).ok_or(BfError::BadCapacity)?;
@@ -98,9 +107,13 @@ pub fn reserve(args: &[&[u8]], default_expansion: u32) -> Result<Parsed, BfError
     }
     let mut expansion = None;
     let mut nonscaling = false;
+    let mut format = defaults.format;
     let mut index = 4;
     while let Some(token) = args.get(index) {
-        if is_keyword(token, "EXPANSION") {
+        if is_keyword(token, "FORMAT") {
+            format = args.get(index + 1).and_then(|name| format_named(name)).ok_or(BfError::BadFormat)?;
+            index += 2;
+        } else if is_keyword(token, "EXPANSION") {
             let value = args.get(index + 1).ok_or(BfError::NoExpansion)?;
             let value = integer(value).ok_or(BfError::BadExpansion)?;
             if !params::expansion_in_range(value) {
@@ -113,16 +126,16 @@ pub fn reserve(args: &[&[u8]], default_expansion: u32) -> Result<Parsed, BfError
             index += 1;
         }
     }
-    let expansion = scaling(expansion, nonscaling, default_expansion)?;
+    let expansion = scaling(expansion, nonscaling, defaults.expansion)?;
     Ok(Parsed {
-        creation: Some(Creation { capacity: capacity as u64, error_rate, expansion }),
+        creation: Some(Creation { capacity: capacity as u64, error_rate, expansion, format }),
         first_item: args.len(),
         capped_rate: (error_rate != asked_rate).then_some(asked_rate),
     })
 }
 
-/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item ...
-/// What is not given comes from `defaults`.
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
+/// ITEMS item ... What is not given comes from `defaults`.
 pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
     let mut creation = defaults;
     let mut capped_rate = None;
@@ -145,6 +158,9 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
         } else if is_keyword(token, "EXPANSION") {
             let expansion = integer(value()?).filter(|&e| params::expansion_in_range(e));
             expansion_given = Some(expansion.ok_or(BfError::InsertBadExpansion)? as u32);
+            index += 2;
+        } else if is_keyword(token, "FORMAT") {
+            creation.format = format_named(value()?).ok_or(BfError::BadFormat)?;
             index += 2;
         } else if is_keyword(token, "NOCREATE") {
             nocreate = true;
@@ -180,7 +196,7 @@ fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32
 mod tests {
     use super::*;
 
-    const DEFAULTS: Creation = Creation { capacity: 100, error_rate: 0.01, expansion: 2 };
+    const DEFAULTS: Creation = Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom };
 
     fn args(line: &str) -> Vec<&[u8]> {
         line.split(' ').map(str::as_bytes).collect()
@@ -198,13 +214,30 @@ mod tests {
 
     #[test]
     fn reserve_reads_options_anywhere_and_skips_the_unknown() {
-        let parsed = reserve(&args("BF.RESERVE k 0.001 500 4 NONSCALING"), 2).unwrap();
-        assert_eq!(parsed.creation, Some(Creation { capacity: 500, error_rate: 0.001, expansion: 0 }));
-        let parsed = reserve(&args("BF.RESERVE k 0.9 5 expansion 7"), 2).unwrap();
-        assert_eq!(parsed.creation, Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7 }));
+        let parsed = reserve(&args("BF.RESERVE k 0.001 500 4 NONSCALING"), DEFAULTS).unwrap();
+        let expected = Creation { capacity: 500, error_rate: 0.001, expansion: 0, ..DEFAULTS };
+        assert_eq!(parsed.creation, Some(expected));
+        let parsed = reserve(&args("BF.RESERVE k 0.9 5 expansion 7"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation, Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7, ..DEFAULTS }));
         assert_eq!(parsed.capped_rate, Some(0.9));
-        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), 2), Err(BfError::NoExpansion));
-        assert_eq!(reserve(&args("BF.RESERVE k"), 2), Err(BfError::BadErrorRate));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS), Err(BfError::NoExpansion));
+        assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(BfError::BadErrorRate));
+    }
+
+    #[test]
+    fn format_is_named_in_either_command_and_replicated() {
+        let parsed = reserve(&args("BF.RESERVE k 0.01 5 format RedisBloom"), DEFAULTS).unwrap();
+        let creation = parsed.creation.unwrap();
+        assert_eq!(creation.format, Format::RedisBloom);
+        assert_eq!(creation.reserve_args(), ["0.01", "5", "EXPANSION", "2", "FORMAT", "REDISBLOOM"]);
+        let parsed = insert(&args("BF.INSERT k FORMAT redbloom ITEMS a"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation.unwrap().format, Format::Redbloom);
+        let redisbloom_default = Creation { format: Format::RedisBloom, ..DEFAULTS };
+        let parsed = insert(&args("BF.INSERT k NONSCALING ITEMS a"), redisbloom_default).unwrap();
+        assert_eq!(parsed.creation.unwrap().reserve_args(), ["0.01", "100", "NONSCALING", "FORMAT", "REDISBLOOM"]);
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT"), DEFAULTS), Err(BfError::BadFormat));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT other"), DEFAULTS), Err(BfError::BadFormat));
+        assert_eq!(insert(&args("BF.INSERT k FORMAT x ITEMS a"), DEFAULTS), Err(BfError::BadFormat));
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! BF.EXISTS, BF.MEXISTS and BF.CARD.
 
 use super::{BfError, Call};
-use crate::filter::ItemHash;
 
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
 pub fn exists(call: &Call) -> Result<(), BfError> {
@@ -22,14 +21,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
         (2..call.argc()).for_each(|_| call.reply_bool(false));
         return Ok(());
     };
-    // All hashes and prefetches first: the cache misses of the batch then overlap.
-    let hashes: Vec<ItemHash> = call.args_from(2).map(ItemHash::of).collect();
-    for hash in &hashes {
-        filter.prefetch(hash);
-    }
-    for hash in &hashes {
-        call.reply_bool(filter.contains_hash(hash));
-    }
+    filter.contains_each(call.args_from(2), |present| call.reply_bool(present));
     Ok(())
 }
 

@@ -1,12 +1,11 @@
-//! BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
+//! BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [FORMAT f]
 
 use super::parse::{self, Creation};
 use super::{BfError, Call};
 use crate::config;
-use crate::filter::BloomFilter;
 
 pub fn reserve(call: &Call) -> Result<(), BfError> {
-    let parsed = parse::reserve(&call.args(), config::defaults().expansion)?;
+    let parsed = parse::reserve(&call.args(), config::defaults())?;
     let creation = parsed.creation.ok_or(BfError::Internal)?;
     if let Some(asked) = parsed.capped_rate {
         config::log_capped(asked);
@@ -15,20 +14,14 @@ pub fn reserve(call: &Call) -> Result<(), BfError> {
     if key.filter()?.is_some() {
         return Err(BfError::ItemExists);
     }
-    let filter = BloomFilter::try_new(
-        creation.capacity,
-        creation.error_rate,
-        creation.expansion,
-        call.max_filter_bytes(),
-    )
-    .inspect_err(|_| log_refusal(&creation))?;
+    let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
     key.store(filter)?;
     call.reply_ok();
     call.notify(c"bf.reserve");
-    // The expansion may have come from this server's default: spell it out for replicas.
-    let scaling = creation.scaling_args();
-    let mut replicated: Vec<&[u8]> = vec![call.arg(1), call.arg(2), call.arg(3)];
-    replicated.extend(scaling.iter().map(String::as_bytes));
+    // The expansion and format may have come from this server's defaults: spell them out.
+    let parameters = creation.reserve_args();
+    let mut replicated: Vec<&[u8]> = vec![call.arg(1)];
+    replicated.extend(parameters.iter().map(String::as_bytes));
     call.replicate("BF.RESERVE", &replicated);
     Ok(())
 }

@@ -45,67 +45,59 @@ impl Block {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocationFailed;
 
-/// A zero-initialised, fallibly allocated array of blocks.
-pub struct BlockArray {
-    blocks: NonNull<Block>,
+/// A zero-initialised, fallibly allocated byte array, aligned to a cache line. Both layouts
+/// keep their bits in one: [`BlockArray`] views it as 512-bit blocks, RedisBloom's layout
+/// (`super::redisbloom`) as plain bytes.
+pub struct ZeroedBytes {
+    pointer: NonNull<u8>,
     len: usize,
 }
 
-// SAFETY: BlockArray owns its allocation exclusively, like a Box<[Block]>.
-unsafe impl Send for BlockArray {}
-unsafe impl Sync for BlockArray {}
+// SAFETY: ZeroedBytes owns its allocation exclusively, like a Box<[u8]>.
+unsafe impl Send for ZeroedBytes {}
+unsafe impl Sync for ZeroedBytes {}
 
-impl BlockArray {
-    /// Allocates `count` zeroed blocks, or fails without aborting.
+const ALIGNMENT: usize = BLOCK_BYTES;
+
+impl ZeroedBytes {
+    /// Allocates `len` zeroed bytes, or fails without aborting.
     ///
     /// A `Vec` would abort the whole server when the allocator says no; this goes to the
     /// allocator directly and turns a null pointer into an error.
-    pub fn try_zeroed(count: u64) -> Result<BlockArray, AllocationFailed> {
-        let len = usize::try_from(count).map_err(|_| AllocationFailed)?;
+    pub fn try_new(len: u64) -> Result<ZeroedBytes, AllocationFailed> {
+        let len = usize::try_from(len).map_err(|_| AllocationFailed)?;
         if len == 0 {
-            return Ok(BlockArray { blocks: NonNull::dangling(), len });
+            return Ok(ZeroedBytes { pointer: NonNull::<Block>::dangling().cast(), len });
         }
-        let layout = AllocLayout::array::<Block>(len).map_err(|_| AllocationFailed)?;
-        // SAFETY: the layout has a non-zero size; an all-zero Block is a valid value.
+        let layout = AllocLayout::from_size_align(len, ALIGNMENT).map_err(|_| AllocationFailed)?;
+        // SAFETY: the layout has a non-zero size.
         let pointer = unsafe { alloc::alloc_zeroed(layout) };
-        let blocks = NonNull::new(pointer.cast::<Block>()).ok_or(AllocationFailed)?;
-        Ok(BlockArray { blocks, len })
+        let pointer = NonNull::new(pointer).ok_or(AllocationFailed)?;
+        Ok(ZeroedBytes { pointer, len })
     }
 
-    pub fn try_clone(&self) -> Result<BlockArray, AllocationFailed> {
-        let mut copy = BlockArray::try_zeroed(self.len as u64)?;
+    pub fn try_clone(&self) -> Result<ZeroedBytes, AllocationFailed> {
+        let mut copy = ZeroedBytes::try_new(self.len as u64)?;
         copy.as_mut_slice().copy_from_slice(self.as_slice());
         Ok(copy)
     }
 
-    pub fn as_slice(&self) -> &[Block] {
-        // SAFETY: `blocks` points at `len` initialised blocks owned by self (or dangles with
-        // len 0, which is allowed for slices).
-        unsafe { std::slice::from_raw_parts(self.blocks.as_ptr(), self.len) }
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `pointer` points at `len` initialised bytes owned by self (or dangles, well
+        // aligned, with len 0, which slices allow).
+        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr(), self.len) }
     }
 
-    pub fn as_mut_slice(&mut self) -> &mut [Block] {
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in `as_slice`, and `&mut self` makes the borrow exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.pointer.as_ptr(), self.len) }
     }
 
-    /// The bits as bytes, in the documented bit order.
-    pub fn as_bytes(&self) -> &[u8] {
-        // SAFETY: Block is 64 plain bytes with no padding (checked above); any byte view of
-        // initialised memory is valid.
-        unsafe { std::slice::from_raw_parts(self.blocks.as_ptr().cast::<u8>(), self.byte_len()) }
+    pub fn len(&self) -> usize {
+        self.len
     }
 
-    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `as_bytes`; every byte pattern is a valid Block.
-        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_ptr().cast::<u8>(), self.byte_len()) }
-    }
-
-    pub fn byte_len(&self) -> usize {
-        self.len * BLOCK_BYTES
-    }
-
-    /// Asks the CPU to start loading a block that will be needed soon.
+    /// Asks the CPU to start loading the cache line holding byte `index`.
     #[inline]
     pub fn prefetch(&self, index: usize) {
         #[cfg(target_arch = "x86_64")]
@@ -113,7 +105,7 @@ impl BlockArray {
             // SAFETY: the address lies inside the allocation; prefetching has no other effect.
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(self.blocks.as_ptr().add(index).cast::<i8>());
+                _mm_prefetch::<_MM_HINT_T0>(self.pointer.as_ptr().add(index).cast::<i8>());
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -121,15 +113,64 @@ impl BlockArray {
     }
 }
 
-impl Drop for BlockArray {
+impl Drop for ZeroedBytes {
     fn drop(&mut self) {
         if self.len > 0 {
             // The layout was valid when allocating, so it still is.
-            if let Ok(layout) = AllocLayout::array::<Block>(self.len) {
-                // SAFETY: allocated in try_zeroed with this very layout.
-                unsafe { alloc::dealloc(self.blocks.as_ptr().cast::<u8>(), layout) }
+            if let Ok(layout) = AllocLayout::from_size_align(self.len, ALIGNMENT) {
+                // SAFETY: allocated in try_new with this very layout.
+                unsafe { alloc::dealloc(self.pointer.as_ptr(), layout) }
             }
         }
+    }
+}
+
+/// A zero-initialised, fallibly allocated array of blocks.
+pub struct BlockArray(ZeroedBytes);
+
+impl BlockArray {
+    /// Allocates `count` zeroed blocks, or fails without aborting.
+    pub fn try_zeroed(count: u64) -> Result<BlockArray, AllocationFailed> {
+        let bytes = count.checked_mul(BLOCK_BYTES as u64).ok_or(AllocationFailed)?;
+        Ok(BlockArray(ZeroedBytes::try_new(bytes)?))
+    }
+
+    pub fn try_clone(&self) -> Result<BlockArray, AllocationFailed> {
+        Ok(BlockArray(self.0.try_clone()?))
+    }
+
+    pub fn as_slice(&self) -> &[Block] {
+        // SAFETY: the bytes are 64-byte aligned, a whole number of blocks long, and any byte
+        // pattern is a valid Block (64 plain bytes, no padding: checked above).
+        unsafe { std::slice::from_raw_parts(self.0.pointer.as_ptr().cast::<Block>(), self.len()) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [Block] {
+        // SAFETY: as in `as_slice`, and `&mut self` makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.0.pointer.as_ptr().cast::<Block>(), self.len()) }
+    }
+
+    /// The bits as bytes, in the documented bit order.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        self.0.as_mut_slice()
+    }
+
+    pub fn byte_len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len() / BLOCK_BYTES
+    }
+
+    /// Asks the CPU to start loading a block that will be needed soon.
+    #[inline]
+    pub fn prefetch(&self, index: usize) {
+        self.0.prefetch(index.saturating_mul(BLOCK_BYTES));
     }
 }
 
@@ -169,6 +210,16 @@ mod tests {
     fn an_impossible_size_is_an_error_not_an_abort() {
         assert!(BlockArray::try_zeroed(u64::MAX / 2).is_err());
         assert!(BlockArray::try_zeroed(1 << 50).is_err());
+        assert!(ZeroedBytes::try_new(u64::MAX).is_err());
+    }
+
+    #[test]
+    fn byte_arrays_of_any_length_start_clear() {
+        for len in [0u64, 1, 8, 100, 4097] {
+            let bytes = ZeroedBytes::try_new(len).unwrap();
+            assert_eq!(bytes.as_slice().len() as u64, len);
+            assert!(bytes.as_slice().iter().all(|&byte| byte == 0));
+        }
     }
 
     #[test]

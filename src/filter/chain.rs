@@ -54,7 +54,7 @@ impl BloomFilter {
     ) -> Result<BloomFilter, FilterError> {
         let first_rate = if expansion == 0 { error_rate } else { error_rate * TIGHTENING_RATIO };
         let layout = Layout::for_capacity(capacity, first_rate).ok_or(FilterError::TooLarge)?;
-        check_budget(&layout, 0, max_bytes)?;
+        check_budget(layout.bits() / 8, 0, max_bytes)?;
         let mut links = Vec::new();
         links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
         links.push(SubFilter::try_new(capacity, first_rate, layout)?);
@@ -137,7 +137,7 @@ impl BloomFilter {
             None => Layout::for_capacity(capacity, error_rate).ok_or(FilterError::TooLarge)?,
         };
         self.next_layout = Some(layout);
-        check_budget(&layout, self.bits_bytes(), max_bytes)?;
+        check_budget(layout.bits() / 8, self.bits_bytes(), max_bytes)?;
         // Exact: the spare capacity would count in MEMORY USAGE and differ after a reload.
         self.links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
         self.links.push(SubFilter::try_new(capacity, error_rate, layout)?);
@@ -189,9 +189,8 @@ impl BloomFilter {
     }
 }
 
-/// Whether a new link of this layout fits in what is left of the budget.
-fn check_budget(layout: &Layout, bytes_in_use: usize, max_bytes: usize) -> Result<(), FilterError> {
-    let bytes = layout.bits() / 8;
+/// Whether a new link of `bytes` fits in what is left of the budget.
+pub(crate) fn check_budget(bytes: u64, bytes_in_use: usize, max_bytes: usize) -> Result<(), FilterError> {
     let fits = usize::try_from(bytes)
         .ok()
         .and_then(|bytes| bytes.checked_add(bytes_in_use))

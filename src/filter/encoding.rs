@@ -2,7 +2,7 @@
 //!
 //! A filter is a header followed by its bit arrays. The header describes the chain; the bits
 //! of all links, concatenated in link order, form one byte space that is cut into chunks of
-//! at most [`CHUNK_BYTES`], never crossing a link boundary.
+//! at most [`CHUNK_BYTES`], never crossing a link boundary (see `format::Filter::chunks`).
 //!
 //! Header, all integers little-endian:
 //! ```text
@@ -20,7 +20,7 @@ use super::chain::{BloomFilter, FilterError, MAX_LINKS};
 use super::params::{Layout, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE, TIGHTENING_RATIO};
 use super::sub_filter::SubFilter;
 
-const MAGIC: &[u8; 4] = b"RBLF";
+pub const MAGIC: &[u8; 4] = b"RBLF";
 const VERSION: u8 = 1;
 const FIXED_HEADER_BYTES: usize = 4 + 1 + 1 + 4 + 4;
 const LINK_HEADER_BYTES: usize = 8 + 8 + 4 + 8 + 8 + 4;
@@ -173,49 +173,6 @@ fn check_chain(links: &[LinkDescription], expansion: u32) -> Result<(), DecodeEr
         }
     }
     Ok(())
-}
-
-/// The chunks of a filter in order, each with the offset just past its end.
-pub fn chunks(filter: &BloomFilter) -> impl Iterator<Item = (u64, &[u8])> {
-    let mut end = 0u64;
-    filter.links().iter().flat_map(|link| link.bytes().chunks(CHUNK_BYTES)).map(move |chunk| {
-        end += chunk.len() as u64;
-        (end, chunk)
-    })
-}
-
-/// The chunks of a filter as writable slices, in the order [`chunks`] yields them.
-pub fn chunks_mut(filter: &mut BloomFilter) -> impl Iterator<Item = &mut [u8]> {
-    filter.links_mut().iter_mut().flat_map(|link| link.bytes_mut().chunks_mut(CHUNK_BYTES))
-}
-
-/// The chunk that starts at `offset` in the byte space, or `None` past the end.
-pub fn chunk_at(filter: &BloomFilter, offset: u64) -> Option<&[u8]> {
-    let (link, start) = locate(filter.links().iter().map(SubFilter::bytes), offset)?;
-    let end = link.len().min(start + CHUNK_BYTES);
-    Some(&link[start..end])
-}
-
-/// Writes a chunk received from LOADCHUNK at `offset`.
-pub fn write_chunk(filter: &mut BloomFilter, offset: u64, data: &[u8]) -> Result<(), ChunkError> {
-    let links = filter.links_mut().iter_mut().map(SubFilter::bytes_mut);
-    let (link, start) = locate(links, offset).ok_or(ChunkError::NoLink)?;
-    let target = link.get_mut(start..start + data.len()).ok_or(ChunkError::TooBig)?;
-    target.copy_from_slice(data);
-    Ok(())
-}
-
-/// The link holding byte `offset` of the byte space, and the offset inside it.
-fn locate<L: AsRef<[u8]>>(links: impl Iterator<Item = L>, offset: u64) -> Option<(L, usize)> {
-    let mut start = 0u64;
-    for link in links {
-        let len = link.as_ref().len() as u64;
-        if offset < start + len {
-            return Some((link, (offset - start) as usize));
-        }
-        start += len;
-    }
-    None
 }
 
 struct Reader<'a>(&'a [u8]);

@@ -1,31 +1,47 @@
-//! Properties of the whole core: no false negatives, the promised false-positive rate, and
-//! encodings that round-trip exactly and refuse whatever they did not write.
+//! Properties of the whole core, in both formats: no false negatives, the promised
+//! false-positive rate, and encodings that round-trip exactly and refuse whatever they did
+//! not write.
 
-use super::chain::MAX_LINKS;
-use super::encoding::{self, ChunkError, DecodeError};
-use super::{BloomFilter, FilterError};
+use super::encoding::{ChunkError, DecodeError};
+use super::{chain, redisbloom, BloomFilter, Filter, FilterError, Format};
 use proptest::prelude::*;
 
 const UNLIMITED: usize = usize::MAX;
+const FORMATS: [Format; 2] = [Format::Redbloom, Format::RedisBloom];
+
+fn new(format: Format, capacity: u64, rate: f64, expansion: u32) -> Filter {
+    Filter::try_new(format, capacity, rate, expansion, UNLIMITED).unwrap()
+}
+
+fn blocked(capacity: u64, rate: f64, expansion: u32) -> BloomFilter {
+    BloomFilter::try_new(capacity, rate, expansion, UNLIMITED).unwrap()
+}
+
+fn longest_chain(format: Format) -> usize {
+    match format {
+        Format::Redbloom => chain::MAX_LINKS,
+        Format::RedisBloom => redisbloom::chain::MAX_LINKS,
+    }
+}
 
 /// Rebuilds a filter the way LOADCHUNK and RDB load do: header, then every chunk.
-fn round_trip(filter: &BloomFilter) -> BloomFilter {
-    let mut copy = encoding::decode_header(&encoding::encode_header(filter), UNLIMITED).unwrap();
-    for (end, chunk) in encoding::chunks(filter) {
-        encoding::write_chunk(&mut copy, end - chunk.len() as u64, chunk).unwrap();
+fn round_trip(filter: &Filter) -> Filter {
+    let mut copy = Filter::decode_header(&filter.encode_header(), UNLIMITED).unwrap();
+    for (end, chunk) in filter.chunks() {
+        copy.write_chunk(end - chunk.len() as u64, chunk).unwrap();
     }
     copy
 }
 
-fn same_filter(a: &BloomFilter, b: &BloomFilter) -> bool {
-    encoding::encode_header(a) == encoding::encode_header(b) && encoding::chunks(a).eq(encoding::chunks(b))
+fn same_filter(a: &Filter, b: &Filter) -> bool {
+    a.encode_header() == b.encode_header() && a.chunks().eq(b.chunks())
 }
 
 /// Adds `count` distinct items, `prefix`-tagged; answers how many were counted as new.
-fn fill(filter: &mut BloomFilter, prefix: &str, count: u64) -> u64 {
+fn fill(filter: &mut Filter, prefix: &str, count: u64) -> u64 {
     let mut added = 0;
     for n in 0..count {
-        if filter.insert(format!("{prefix}{n}").as_bytes(), UNLIMITED).unwrap() {
+        if filter.insert(format!("{prefix}{n}").as_bytes(), || UNLIMITED).unwrap() {
             added += 1;
         }
     }
@@ -33,7 +49,7 @@ fn fill(filter: &mut BloomFilter, prefix: &str, count: u64) -> u64 {
 }
 
 /// False positives among `probes` items never added.
-fn false_positives(filter: &BloomFilter, probes: u64) -> u64 {
+fn false_positives(filter: &Filter, probes: u64) -> u64 {
     (0..probes).filter(|n| filter.contains(format!("absent:{n}").as_bytes())).count() as u64
 }
 
@@ -47,16 +63,17 @@ fn allowed_false_positives(p: f64, n: u64) -> u64 {
 #[test]
 fn non_scaling_filter_at_capacity_keeps_its_error_rate() {
     for &(capacity, rate) in &[(200_000u64, 0.01), (100_000, 0.001), (50_000, 0.1), (100_000, 0.0001)] {
-        let mut filter = BloomFilter::try_new(capacity, rate, 0, UNLIMITED).unwrap();
+        let mut chain = blocked(capacity, rate, 0);
         if rate < 0.001 {
-            assert!(filter.links()[0].layout().blocks_per_item > 1, "meant to test several blocks per item");
+            assert!(chain.links()[0].layout().blocks_per_item > 1, "meant to test several blocks per item");
         }
         // Fill to capacity exactly: count only the adds that answered 1.
         let mut n = 0;
-        while filter.items() < capacity {
-            let _ = filter.insert(format!("member:{n}").as_bytes(), UNLIMITED).unwrap();
+        while chain.items() < capacity {
+            let _ = chain.insert(format!("member:{n}").as_bytes(), UNLIMITED).unwrap();
             n += 1;
         }
+        let filter = Filter::Redbloom(chain);
         let probes = 400_000;
         let found = false_positives(&filter, probes);
         assert!(
@@ -69,64 +86,83 @@ fn non_scaling_filter_at_capacity_keeps_its_error_rate() {
 #[test]
 fn a_chain_of_many_links_keeps_the_requested_rate() {
     let rate = 0.01;
-    let mut filter = BloomFilter::try_new(1000, rate, 2, UNLIMITED).unwrap();
-    fill(&mut filter, "member:", 100_000);
-    assert!(filter.links().len() >= 6, "{} links", filter.links().len());
-    let probes = 400_000;
-    let found = false_positives(&filter, probes);
-    assert!(found <= allowed_false_positives(rate, probes), "{found} false positives");
+    for format in FORMATS {
+        let mut filter = new(format, 1000, rate, 2);
+        fill(&mut filter, "member:", 100_000);
+        assert!(filter.link_count() >= 6, "{format:?}: {} links", filter.link_count());
+        let probes = 400_000;
+        let found = false_positives(&filter, probes);
+        assert!(found <= allowed_false_positives(rate, probes), "{format:?}: {found} false positives");
+    }
 }
 
 #[test]
 fn scaling_filter_holds_every_item_it_acknowledged() {
-    let mut filter = BloomFilter::try_new(100, 0.001, 4, UNLIMITED).unwrap();
-    let added = fill(&mut filter, "m", 50_000);
-    assert_eq!(filter.items(), added);
-    assert!((0..50_000).all(|n| filter.contains(format!("m{n}").as_bytes())));
+    for format in FORMATS {
+        let mut filter = new(format, 100, 0.001, 4);
+        let added = fill(&mut filter, "m", 50_000);
+        assert_eq!(filter.items(), added);
+        assert!((0..50_000).all(|n| filter.contains(format!("m{n}").as_bytes())), "{format:?}");
+    }
 }
 
 #[test]
 fn a_header_of_another_size_is_refused_by_a_chunk_that_does_not_fit() {
-    let mut small = BloomFilter::try_new(100, 0.01, 2, UNLIMITED).unwrap();
-    let big = BloomFilter::try_new(100_000, 0.01, 2, UNLIMITED).unwrap();
-    let big_chunk = encoding::chunks(&big).next().unwrap().1;
-    assert_eq!(encoding::write_chunk(&mut small, 0, big_chunk), Err(ChunkError::TooBig));
-    assert_eq!(encoding::write_chunk(&mut small, 1 << 40, b"x"), Err(ChunkError::NoLink));
+    for format in FORMATS {
+        let mut small = new(format, 100, 0.01, 2);
+        let big = new(format, 100_000, 0.01, 2);
+        let big_chunk = big.chunks().next().unwrap().1;
+        assert_eq!(small.write_chunk(0, big_chunk), Err(ChunkError::TooBig));
+        assert_eq!(small.write_chunk(1 << 40, b"x"), Err(ChunkError::NoLink));
+    }
 }
 
 #[test]
 fn a_budget_refuses_large_headers_before_allocating() {
-    let filter = BloomFilter::try_new(1_000_000, 0.01, 2, UNLIMITED).unwrap();
-    let header = encoding::encode_header(&filter);
-    assert_eq!(encoding::decode_header(&header, 1024).err(), Some(DecodeError::TooLarge));
+    for format in FORMATS {
+        let header = new(format, 1_000_000, 0.01, 2).encode_header();
+        assert_eq!(Filter::decode_header(&header, 1024).err(), Some(DecodeError::TooLarge));
+    }
 }
 
 #[test]
 fn chunks_never_exceed_the_limit_nor_cross_links() {
-    let mut filter = BloomFilter::try_new(20_000_000, 0.01, 2, UNLIMITED).unwrap();
-    fill(&mut filter, "x", 10);
-    let chunks: Vec<_> = encoding::chunks(&filter).map(|(end, c)| (end, c.len())).collect();
-    assert!(chunks.len() >= 2);
-    assert!(chunks.iter().all(|&(_, len)| len <= encoding::CHUNK_BYTES));
-    assert_eq!(chunks.last().unwrap().0 as usize, filter.bits_bytes());
-    let first = encoding::chunk_at(&filter, 0).unwrap();
-    assert_eq!(first.len(), encoding::CHUNK_BYTES);
-    assert!(encoding::chunk_at(&filter, filter.bits_bytes() as u64).is_none());
+    let limit = super::encoding::CHUNK_BYTES;
+    for format in FORMATS {
+        let mut filter = new(format, 20_000_000, 0.01, 2);
+        fill(&mut filter, "x", 10);
+        let chunks: Vec<_> = filter.chunks().map(|(end, c)| (end, c.len())).collect();
+        assert!(chunks.len() >= 2);
+        assert!(chunks.iter().all(|&(_, len)| len <= limit));
+        assert_eq!(chunks.last().unwrap().0 as usize, filter.bits_bytes());
+        assert_eq!(filter.chunk_at(0).unwrap().len(), limit);
+        assert!(filter.chunk_at(filter.bits_bytes() as u64).is_none());
+    }
 }
 
 #[test]
 fn growth_that_the_budget_refuses_leaves_the_filter_usable() {
-    let mut filter = BloomFilter::try_new(10, 0.01, 2, 256).unwrap();
-    let mut refused = false;
-    for n in 0..1000 {
-        match filter.insert(format!("{n}").as_bytes(), 256) {
-            Err(FilterError::TooLarge) => refused = true,
-            Err(other) => panic!("{other:?}"),
-            Ok(_) => {}
+    for format in FORMATS {
+        let mut filter = Filter::try_new(format, 10, 0.01, 2, 256).unwrap();
+        let mut refused = false;
+        for n in 0..1000 {
+            match filter.insert(format!("{n}").as_bytes(), || 256) {
+                Err(FilterError::TooLarge) => refused = true,
+                Err(other) => panic!("{other:?}"),
+                Ok(_) => {}
+            }
         }
+        assert!(refused, "{format:?}");
+        assert!(same_filter(&filter, &round_trip(&filter)));
     }
-    assert!(refused);
-    assert!(same_filter(&filter, &round_trip(&filter)));
+}
+
+#[test]
+fn each_format_decodes_as_itself() {
+    for format in FORMATS {
+        let filter = new(format, 1000, 0.01, 2);
+        assert_eq!(round_trip(&filter).format(), format);
+    }
 }
 
 proptest! {
@@ -134,18 +170,20 @@ proptest! {
 
     #[test]
     fn no_false_negatives_and_exact_round_trips(
+        redisbloom_format in any::<bool>(),
         capacity in 1u64..500,
         rate in 0.0001f64..0.25,
         expansion in 0u32..5,
         items in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..24), 0..600),
     ) {
-        let mut filter = BloomFilter::try_new(capacity, rate, expansion, UNLIMITED).unwrap();
+        let format = if redisbloom_format { Format::RedisBloom } else { Format::Redbloom };
+        let mut filter = new(format, capacity, rate, expansion);
         let mut acknowledged = Vec::new();
         for item in &items {
-            match filter.insert(item, UNLIMITED) {
+            match filter.insert(item, || UNLIMITED) {
                 Ok(_) => acknowledged.push(item),
                 Err(FilterError::Full) => prop_assert_eq!(expansion, 0),
-                Err(FilterError::TooLarge) => prop_assert_eq!(filter.links().len(), MAX_LINKS),
+                Err(FilterError::TooLarge) => prop_assert_eq!(filter.link_count(), longest_chain(format)),
                 Err(other) => prop_assert!(false, "{:?}", other),
             }
         }
@@ -161,34 +199,39 @@ proptest! {
 
     #[test]
     fn corrupt_headers_are_refused_or_describe_a_valid_filter(
+        redisbloom_format in any::<bool>(),
         capacity in 1u64..10_000,
         expansion in 0u32..4,
         grow in 0u64..3000,
         flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4),
         cut in any::<usize>(),
     ) {
-        let mut filter = BloomFilter::try_new(capacity, 0.01, expansion, UNLIMITED).unwrap();
+        let format = if redisbloom_format { Format::RedisBloom } else { Format::Redbloom };
+        let mut filter = new(format, capacity, 0.01, expansion);
         for n in 0..grow {
-            if filter.insert(&n.to_le_bytes(), UNLIMITED).is_err() {
+            if filter.insert(&n.to_le_bytes(), || UNLIMITED).is_err() {
                 break;
             }
         }
-        let header = encoding::encode_header(&filter);
+        let header = filter.encode_header();
         let mut corrupt = header.clone();
         for (at, mask) in flips {
             let at = at % corrupt.len();
             corrupt[at] ^= mask.max(1);
         }
         // Whatever decodes must be a filter that re-encodes to exactly what was read.
-        if let Ok(decoded) = encoding::decode_header(&corrupt, 1 << 30) {
-            prop_assert_eq!(encoding::encode_header(&decoded), corrupt);
+        if let Ok(mut decoded) = Filter::decode_header(&corrupt, 1 << 30) {
+            prop_assert_eq!(decoded.encode_header(), corrupt);
+            let _ = decoded.insert(b"probe", || 1 << 30);
         }
         let truncated = &header[..cut % header.len()];
-        prop_assert!(encoding::decode_header(truncated, UNLIMITED).is_err());
+        prop_assert!(Filter::decode_header(truncated, UNLIMITED).is_err());
     }
 
     #[test]
     fn arbitrary_bytes_never_panic_the_decoder(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-        let _ = encoding::decode_header(&bytes, 1 << 30);
+        if let Ok(mut filter) = Filter::decode_header(&bytes, 1 << 30) {
+            let _ = filter.insert(b"probe", || 1 << 30);
+        }
     }
 }

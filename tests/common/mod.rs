@@ -45,18 +45,40 @@ impl Server {
 
     /// A server with another module, for benchmarks that compare.
     pub fn start_module(module: PathBuf, module_args: &[&str], config: &[&str]) -> Server {
+        let mut server = Server::prepared(module, module_args, config);
+        server.launch();
+        server
+    }
+
+    /// A server with the real RedisBloom loaded instead of this module.
+    pub fn start_redisbloom(config: &[&str]) -> Server {
+        Server::start_module(redisbloom_path(), &[], config)
+    }
+
+    /// A server not started yet, so that data files can be put in its directory first;
+    /// [`launch`](Self::launch) starts it.
+    pub fn prepared(module: PathBuf, module_args: &[&str], config: &[&str]) -> Server {
         let mut server = Server::start_or_fail(module_args);
         server.module = module;
         server.config = config.iter().map(|s| s.to_string()).collect();
-        server.launch();
         server
+    }
+
+    /// Copies a file or a directory (the AOF's) from another server's directory into this one.
+    pub fn take_file(&self, from: &Server, name: &str) {
+        copy_tree(&from.dir.join(name), &self.dir.join(name));
     }
 
     /// Tries to start with these module arguments, expecting the module to refuse them;
     /// answers the server's log.
     pub fn failing_to_start(module_args: &[&str]) -> String {
-        let mut server = Server::start_or_fail(module_args);
-        let mut child = server.spawn();
+        Server::start_or_fail(module_args).run_until_exit()
+    }
+
+    /// Starts a server that is expected to stop by itself (it refuses its module arguments
+    /// or its data); answers its log.
+    pub fn run_until_exit(&mut self) -> String {
+        let mut child = self.spawn();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Ok(Some(_)) = child.try_wait() {
@@ -64,12 +86,12 @@ impl Server {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("the server started despite {module_args:?}");
+                panic!("the server started; its log:\n{}", self.log());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        server.port = 0;
-        server.log()
+        self.port = 0;
+        self.log()
     }
 
     fn start_or_fail(module_args: &[&str]) -> Server {
@@ -91,7 +113,7 @@ impl Server {
     }
 
     /// Starts redis-server; a port taken in between is retried with another.
-    fn launch(&mut self) {
+    pub fn launch(&mut self) {
         for _ in 0..5 {
             let child = self.spawn();
             self.child = Some(child);
@@ -214,6 +236,87 @@ impl Drop for Server {
         } else {
             eprintln!("server directory kept for inspection: {}", self.dir.display());
         }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).expect("directory");
+        for entry in std::fs::read_dir(from).expect("readable directory") {
+            let entry = entry.expect("directory entry");
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        std::fs::copy(from, to).unwrap_or_else(|error| panic!("copying {}: {error}", from.display()));
+    }
+}
+
+/// The official RedisBloom binary the tests compare with (`make peers` fetches it).
+pub fn redisbloom_path() -> PathBuf {
+    let path = std::env::var_os("REDISBLOOM_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/peers/redisbloom-2.8.2.so"));
+    assert!(path.exists(), "{} is missing: `make peers` fetches it (make test does)", path.display());
+    path
+}
+
+/// Redis's DUMP checksum: CRC-64/Jones, reflected, initial value 0.
+pub fn crc64(data: &[u8]) -> u64 {
+    let mut crc = 0u64;
+    for &byte in data {
+        crc ^= u64::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5 } else { crc >> 1 };
+        }
+    }
+    crc
+}
+
+/// A payload with its trailing checksum recomputed, so that RESTORE hands it to the module.
+pub fn with_valid_checksum(mut payload: Vec<u8>) -> Vec<u8> {
+    let body = payload.len() - 8;
+    let crc = crc64(&payload[..body]);
+    payload[body..].copy_from_slice(&crc.to_le_bytes());
+    payload
+}
+
+/// The bytes of a bulk-string reply.
+pub fn bulk(value: Value) -> Vec<u8> {
+    match value {
+        Value::BulkString(bytes) => bytes,
+        other => panic!("expected a bulk string, got {other:?}"),
+    }
+}
+
+/// A key's DUMP payload.
+pub fn dump_payload(con: &mut Connection, key: &str) -> Vec<u8> {
+    bulk(ok(con, &["DUMP", key]))
+}
+
+/// A filter's SCANDUMP stream: the (iterator, data) pairs before the final `[0, ""]`.
+pub fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut pairs = Vec::new();
+    let mut iterator = 0i64;
+    loop {
+        let reply = ok(con, &["BF.SCANDUMP", key, &iterator.to_string()]);
+        let Value::Array(parts) = reply else { panic!("SCANDUMP answered {reply:?}") };
+        let mut parts = parts.into_iter();
+        let (Some(Value::Int(next)), Some(data)) = (parts.next(), parts.next()) else { panic!("SCANDUMP shape") };
+        let data = bulk(data);
+        if next == 0 {
+            assert!(data.is_empty(), "the end of a SCANDUMP carries no data");
+            return pairs;
+        }
+        pairs.push((next, data));
+        iterator = next;
+    }
+}
+
+/// Replays a SCANDUMP stream with BF.LOADCHUNK.
+pub fn loadchunks(con: &mut Connection, key: &str, pairs: &[(i64, Vec<u8>)]) {
+    for (iterator, data) in pairs {
+        call_bytes(con, &[b"BF.LOADCHUNK", key.as_bytes(), iterator.to_string().as_bytes(), data])
+            .unwrap_or_else(|error| panic!("LOADCHUNK {key} {iterator}: {error}"));
     }
 }
 
