@@ -49,6 +49,45 @@ def write(target, name, data):
         seed.write(data)
 
 
+def redisbloom_record(header, bits, version):
+    """RedisBloom's RDB record at `version` (published field order), in the tagged form the
+    redisbloom_rdb target reads, from a dump header of its format and the filter's bits."""
+    unsigned = lambda value: b"\0" + struct.pack("<Q", value)
+    double = lambda value: b"\1" + struct.pack("<d", value)
+    items, count, options, growth = struct.unpack_from("<QIII", header)
+    out = bytes([version]) + unsigned(items) + unsigned(count)
+    if version >= 2:
+        out += unsigned(options)
+    if version >= 4:
+        out += unsigned(growth)
+    offset = 0
+    for n in range(count):
+        size, nbits, link_items, error, bpe, hashes, entries, n2 = struct.unpack_from("<QQQddIQB", header, 20 + 53 * n)
+        out += unsigned(entries) + double(error) + unsigned(hashes) + double(bpe)
+        if version >= 1:
+            out += unsigned(nbits) + unsigned(n2)
+        out += b"\2" + struct.pack("<H", size) + bits[offset:offset + size] + unsigned(link_items)
+        offset += size
+    return out
+
+
+def corrupt_headers(header):
+    """Variants of a RedisBloom dump header that must be refused, and its older layout (no
+    growth, 32-bit capacities), which must load."""
+    count = struct.unpack_from("<I", header, 8)[0]
+    old = header[:16] + b"".join(header[20 + 53 * n:20 + 53 * n + 48] + header[20 + 53 * n + 52:20 + 53 * n + 53] for n in range(count))
+    flip = lambda at, value: header[:at] + value + header[at + len(value):]
+    return {
+        "old-layout": old,
+        "unknown-options": flip(12, struct.pack("<I", 0xFFFFFFFF)),
+        "no-growth": flip(16, struct.pack("<I", 0)),
+        "wrong-count": flip(8, struct.pack("<I", count + 1)),
+        "truncated": header[:-1],
+        "bad-bits": flip(28, struct.pack("<Q", 1 << 40)),
+        "bad-error": flip(44, struct.pack("<d", 1.5)),
+    }
+
+
 def main(port):
     sock = socket.create_connection(("127.0.0.1", port))
     filters = {
@@ -57,6 +96,10 @@ def main(port):
         "strict": ("BF.RESERVE", "strict", "0.000001", "500", "NONSCALING"),
         "loose": ("BF.RESERVE", "loose", "0.25", "50", "EXPANSION", "3"),
         "grown": ("BF.RESERVE", "grown", "0.01", "4", "EXPANSION", "2"),
+        # RedisBloom's format: this module writes its headers byte for byte as RedisBloom does.
+        "redisbloom": ("BF.RESERVE", "redisbloom", "0.01", "100", "FORMAT", "REDISBLOOM"),
+        "redisbloom-grown": ("BF.RESERVE", "redisbloom-grown", "0.01", "4", "EXPANSION", "3", "FORMAT", "REDISBLOOM"),
+        "redisbloom-fixed": ("BF.RESERVE", "redisbloom-fixed", "0.001", "300", "NONSCALING", "FORMAT", "REDISBLOOM"),
     }
     for name, reserve in filters.items():
         command(sock, "DEL", name)
@@ -70,13 +113,26 @@ def main(port):
             for iterator, data in pieces[1:3]
         )
         write("chunks", name, struct.pack("<H", len(header)) + header + records)
-        write("operations", name, bytes([len(name), 2, 2, 3]) + "".join(f"{name}{n}" for n in range(40)).encode())
+        formats = 0x80 if name.startswith("redisbloom") else 0
+        operations = bytes([len(name), 2, 2 | formats, 3]) + "".join(f"{name}{n}" for n in range(40)).encode()
+        write("operations", name, operations)
+        if name.startswith("redisbloom"):
+            bits = b"".join(data for _, data in pieces[1:])
+            for version in range(5):
+                write("redisbloom_rdb", f"{name}-v{version}", redisbloom_record(header, bits, version))
+            record = redisbloom_record(header, bits, 4)
+            write("redisbloom_rdb", f"{name}-unknown-version", bytes([5]) + record[1:])
+            write("redisbloom_rdb", f"{name}-truncated", record[: len(record) // 2])
+            for label, corrupt in corrupt_headers(header).items():
+                write("header", f"{name}-{label}", corrupt)
     for name, line in {
         "reserve": "0.01 100 EXPANSION 4",
         "nonscaling": "0.001 5000 NONSCALING",
         "insert": "CAPACITY 1000 ERROR 0.01 EXPANSION 2 ITEMS a b c",
         "nocreate": "NOCREATE CAPACITY 10 ITEMS a",
         "lenient": "0.01 100 4",
+        "format": "0.01 100 FORMAT REDISBLOOM",
+        "insert-format": "FORMAT redbloom ITEMS a",
     }.items():
         write("arguments", name, line.replace(" ", "\0").encode())
 

@@ -125,3 +125,37 @@ fn keyspace_notifications_on_create_and_add() {
     }
     assert_eq!(events, ["k:bf.reserve", "k:bf.add", "k:bf.madd", "r:bf.reserve", "r:bf.insert"]);
 }
+
+/// `bf.format` picks the format of filters created without FORMAT; FORMAT overrides it.
+#[test]
+fn the_format_of_new_filters_is_configurable() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let first_line = |con: &mut redis::Connection, key: &str| match ok(con, &["BF.DEBUG", key]) {
+        Value::Array(lines) => String::from_utf8(bulk(lines[1].clone())).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(config_get(&mut con, "bf.format"), "redbloom");
+    ok(&mut con, &["BF.RESERVE", "ours", "0.01", "100"]);
+    // RedisBloom's layout for 100 items at 0.5%: 144 bytes, 8 hashes (its own BF.DEBUG line).
+    let redisbloom_line = "bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:0 ratio:0.005";
+    assert_ne!(first_line(&mut con, "ours"), redisbloom_line);
+    ok(&mut con, &["BF.RESERVE", "named", "0.01", "100", "FORMAT", "redisbloom"]);
+    assert_eq!(first_line(&mut con, "named"), redisbloom_line);
+
+    ok(&mut con, &["CONFIG", "SET", "bf.format", "REDISBLOOM"]);
+    assert_eq!(config_get(&mut con, "bf.format"), "redisbloom");
+    ok(&mut con, &["BF.RESERVE", "by-default", "0.01", "100"]);
+    assert_eq!(first_line(&mut con, "by-default"), redisbloom_line);
+    ok(&mut con, &["BF.INSERT", "inserted", "CAPACITY", "100", "FORMAT", "REDBLOOM", "ITEMS", "a"]);
+    assert!(!first_line(&mut con, "inserted").contains("bytes:144"));
+
+    assert!(err(&mut con, &["CONFIG", "SET", "bf.format", "classic"]).starts_with("ERR"));
+    for args in [&["BF.RESERVE", "x", "0.01", "100", "FORMAT", "other"][..], &["BF.RESERVE", "x", "0.01", "100", "FORMAT"]] {
+        assert_eq!(err(&mut con, args), "ERR format must be REDBLOOM or REDISBLOOM");
+    }
+    assert_eq!(err(&mut con, &["BF.INSERT", "x", "FORMAT", "x", "ITEMS", "a"]), "ERR format must be REDBLOOM or REDISBLOOM");
+    assert_eq!(int(&mut con, &["EXISTS", "x"]), 0);
+    let log = Server::failing_to_start(&["format", "classic"]);
+    assert!(log.contains("format must be redbloom or redisbloom"), "{log}");
+}

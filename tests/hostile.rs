@@ -79,8 +79,10 @@ fn every_corrupted_header_byte_is_refused_or_yields_a_sound_filter() {
     assert_alive(&mut con);
 }
 
+/// This module's payload relabelled with RedisBloom's encoding versions is read as
+/// RedisBloom's record, which it is not: refused.
 #[test]
-fn redisbloom_encoding_versions_are_refused() {
+fn our_payload_under_redisbloom_versions_is_refused() {
     let server = Server::start();
     let mut con = server.connection();
     let payload = setup(&mut con);
@@ -94,7 +96,7 @@ fn redisbloom_encoding_versions_are_refused() {
         foreign[2..10].copy_from_slice(&id.to_be_bytes());
         assert!(restore(&mut con, "victim", &with_valid_checksum(foreign)).is_err(), "version {version}");
     }
-    assert!(server.log().contains("encoding version"));
+    assert!(server.log().contains("RedisBloom's encoding version"));
     assert_alive(&mut con);
 }
 

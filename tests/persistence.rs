@@ -121,14 +121,17 @@ fn largest_bulk(stream: &[u8]) -> usize {
 #[test]
 fn aof_replays_creations_with_the_parameters_they_had() {
     // Created from defaults, then replayed by a server with other defaults.
-    let mut server =
-        Server::start_with(&["INITIAL_SIZE", "50", "ERROR_RATE", "0.02"], &["--appendonly", "yes"]);
+    let mut server = Server::start_with(
+        &["INITIAL_SIZE", "50", "ERROR_RATE", "0.02", "format", "redisbloom"],
+        &["--appendonly", "yes"],
+    );
     let mut con = server.connection();
     ok(&mut con, &["BF.ADD", "a", "x"]);
     ok(&mut con, &["BF.MADD", "b", "x", "y"]);
     ok(&mut con, &["BF.INSERT", "c", "CAPACITY", "70", "ITEMS", "x"]);
     ok(&mut con, &["BF.RESERVE", "d", "0.01", "100"]);
-    let keys = ["a", "b", "c", "d"];
+    ok(&mut con, &["BF.RESERVE", "e", "0.01", "100", "FORMAT", "REDBLOOM"]);
+    let keys = ["a", "b", "c", "d", "e"];
     let before: Vec<String> = keys.iter().map(|key| digest(&mut con, key)).collect();
     server.restart_with_module_args(&["INITIAL_SIZE", "999", "ERROR_RATE", "0.1", "EXPANSION", "7"]);
     let mut con = server.connection();

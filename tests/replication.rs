@@ -42,6 +42,13 @@ fn writes(con: &mut Connection, prefix: &str) {
     madd_all(con, &format!("{prefix}reserve"), (0..500).map(|n| format!("r{n}")));
     ok(con, &["BF.RESERVE", &format!("{prefix}fixed"), "0.01", "3", "NONSCALING"]);
     ok(con, &["BF.MADD", &format!("{prefix}fixed"), "1", "2", "3", "4", "5"]);
+    // Both formats, named and by default, growing.
+    for format in ["REDISBLOOM", "REDBLOOM"] {
+        let key = format!("{prefix}reserve-{format}");
+        ok(con, &["BF.RESERVE", &key, "0.01", "20", "FORMAT", format]);
+        madd_all(con, &key, (0..300).map(|n| format!("f{n}")));
+        ok(con, &["BF.INSERT", &format!("{prefix}insert-{format}"), "FORMAT", format, "ITEMS", "a", "b"]);
+    }
     // A SCANDUMP/LOADCHUNK copy replicates too.
     let source = format!("{prefix}madd");
     let target = format!("{prefix}loaded");
@@ -72,27 +79,30 @@ fn keys(con: &mut Connection) -> Vec<String> {
 
 #[test]
 fn a_replica_with_other_defaults_matches_its_master() {
-    let master = Server::start();
-    let mut on_master = master.connection();
-    writes(&mut on_master, "before-sync:");
+    for (master_format, replica_format) in [("redbloom", "redisbloom"), ("redisbloom", "redbloom")] {
+        let master = Server::start_with(&["format", master_format], &[]);
+        let mut on_master = master.connection();
+        writes(&mut on_master, "before-sync:");
 
-    let master_port = master.port.to_string();
-    let replica = Server::start_with(
-        &["ERROR_RATE", "0.2", "INITIAL_SIZE", "7", "bf.expansion-factor", "9"],
-        &["--replicaof", "127.0.0.1", &master_port],
-    );
-    let mut on_replica = replica.connection();
-    wait_in_sync(&mut on_master, &mut on_replica);
-    writes(&mut on_master, "after-sync:");
-    wait_in_sync(&mut on_master, &mut on_replica);
+        let master_port = master.port.to_string();
+        let replica = Server::start_with(
+            &["ERROR_RATE", "0.2", "INITIAL_SIZE", "7", "bf.expansion-factor", "9", "format", replica_format],
+            &["--replicaof", "127.0.0.1", &master_port],
+        );
+        let mut on_replica = replica.connection();
+        wait_in_sync(&mut on_master, &mut on_replica);
+        writes(&mut on_master, "after-sync:");
+        wait_in_sync(&mut on_master, &mut on_replica);
 
-    let master_keys = keys(&mut on_master);
-    assert_eq!(master_keys.len(), 14);
-    assert_eq!(keys(&mut on_replica), master_keys);
-    for key in &master_keys {
-        assert_eq!(digest(&mut on_replica, key), digest(&mut on_master, key), "{key}");
+        let master_keys = keys(&mut on_master);
+        assert_eq!(master_keys.len(), 22);
+        assert_eq!(keys(&mut on_replica), master_keys);
+        for key in &master_keys {
+            assert_eq!(digest(&mut on_replica, key), digest(&mut on_master, key), "{key}");
+            assert_eq!(ok(&mut on_replica, &["BF.DEBUG", key]), ok(&mut on_master, &["BF.DEBUG", key]), "{key}");
+        }
+        assert_eq!(ok(&mut on_replica, &["DEBUG", "DIGEST"]), ok(&mut on_master, &["DEBUG", "DIGEST"]));
     }
-    assert_eq!(ok(&mut on_replica, &["DEBUG", "DIGEST"]), ok(&mut on_master, &["DEBUG", "DIGEST"]));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `make bench`: BF.* against its floor (GETBIT/SETBIT on a string of the same size) and
 //! against what users do without a module (a Bloom filter in Lua over SETBIT/GETBIT), all
-//! measured in one run on real redis-server processes; optionally against another module that
+//! measured in one run on real redis-server processes; the module in both of its formats
+//! (its own, and RedisBloom's kept byte for byte); optionally against another module that
 //! serves BF.* (`--compare-module PATH`).
 //!
 //! Server-side cost comes from INFO commandstats (usec_per_call), which the client's own speed
@@ -19,6 +20,8 @@ struct Options {
     compare_module: Option<PathBuf>,
     /// Also measure redbloom with `bf.huge-pages yes`.
     huge_pages: bool,
+    /// Also measure redbloom keeping RedisBloom's format (`bf.format redisbloom`).
+    redisbloom_format: bool,
     json: PathBuf,
     rounds: usize,
     sizes: Vec<FilterSize>,
@@ -28,6 +31,7 @@ fn options() -> Options {
     let mut options = Options {
         compare_module: None,
         huge_pages: true,
+        redisbloom_format: true,
         json: PathBuf::from("target/bench/results.json"),
         rounds: 5,
         sizes: FilterSize::all(),
@@ -39,6 +43,7 @@ fn options() -> Options {
             "--compare-module" => options.compare_module = Some(PathBuf::from(value())),
             "--json" => options.json = PathBuf::from(value()),
             "--no-huge-pages" => options.huge_pages = false,
+            "--no-redisbloom-format" => options.redisbloom_format = false,
             "--rounds" => {
                 options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"))
             }
@@ -58,7 +63,7 @@ fn options() -> Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB --json FILE --no-huge-pages']"
+        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB --json FILE --no-huge-pages --no-redisbloom-format']"
     );
     std::process::exit(2)
 }
@@ -73,6 +78,10 @@ fn main() {
     if options.huge_pages {
         let with_huge_pages = Server::start_with(&[&budget[..], &["huge-pages", "yes"]].concat(), &config);
         targets.push(Target::new("redbloom+hugepages", with_huge_pages, false));
+    }
+    if options.redisbloom_format {
+        let keeping_format = Server::start_with(&[&budget[..], &["format", "redisbloom"]].concat(), &config);
+        targets.push(Target::new("redbloom:redisbloom-format", keeping_format, false));
     }
     if let Some(module) = &options.compare_module {
         let module =
