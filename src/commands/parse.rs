@@ -32,24 +32,17 @@ impl Creation {
         Filter::try_new(self.format, self.capacity, self.error_rate, self.expansion, max_bytes)
     }
 
-    // The arguments that recreate exactly this filter on a replica. Rust prints an f64 with
-    // the fewest digits that parse back to the same value, so the rate survives exactly.
-
-    /// `EXPANSION n` or `NONSCALING`, which BF.RESERVE and BF.INSERT both take.
-    pub fn scaling_args(&self) -> Vec<String> {
-        if self.expansion == 0 {
-            vec!["NONSCALING".to_string()]
-        } else {
-            vec!["EXPANSION".to_string(), self.expansion.to_string()]
-        }
-    }
-
-    /// Every parameter, in BF.RESERVE's syntax (after the key). RedisBloom skips the
-    /// `FORMAT` pair, as it skips any token it does not know after the capacity, so what is
-    /// replicated or written to the AOF replays there too.
+    /// Every parameter, in BF.RESERVE's syntax (after the key): what recreates exactly this
+    /// filter on a replica. Rust prints an f64 with the fewest digits that parse back to the
+    /// same value, so the rate survives exactly. RedisBloom skips the `FORMAT` pair, as it
+    /// skips any token it does not know after the capacity, so it replays these too.
     pub fn reserve_args(&self) -> Vec<String> {
         let mut args = vec![self.error_rate.to_string(), self.capacity.to_string()];
-        args.extend(self.scaling_args());
+        if self.expansion == 0 {
+            args.push("NONSCALING".to_string());
+        } else {
+            args.extend(["EXPANSION".to_string(), self.expansion.to_string()]);
+        }
         args.extend(["FORMAT".to_string(), format_name(self.format).to_string()]);
         args
     }

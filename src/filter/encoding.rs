@@ -103,7 +103,7 @@ pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<BloomFilter, Dec
     let mut descriptions = Vec::with_capacity(link_count);
     for _ in 0..link_count {
         let capacity = reader.u64()?;
-        let error_rate = f64::from_le_bytes(reader.array()?);
+        let error_rate = reader.f64()?;
         let (hashes, blocks, items) = (reader.u32()?, reader.u64()?, reader.u64()?);
         let layout = Layout { blocks, hashes, blocks_per_item: reader.u32()? };
         let description = LinkDescription { capacity, error_rate, layout, items };
@@ -175,10 +175,11 @@ fn check_chain(links: &[LinkDescription], expansion: u32) -> Result<(), DecodeEr
     Ok(())
 }
 
-struct Reader<'a>(&'a [u8]);
+/// Little-endian fields read off a header, each read failing on a truncated one.
+pub(crate) struct Reader<'a>(pub &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if self.0.len() < n {
             return Err(DecodeError::Malformed("header is truncated"));
         }
@@ -187,21 +188,25 @@ impl<'a> Reader<'a> {
         Ok(taken)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let mut array = [0; N];
         array.copy_from_slice(self.take(N)?);
         Ok(array)
     }
 
-    fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.array::<1>()?[0])
     }
 
-    fn u32(&mut self) -> Result<u32, DecodeError> {
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.array()?))
     }
 
-    fn u64(&mut self) -> Result<u64, DecodeError> {
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    pub fn f64(&mut self) -> Result<f64, DecodeError> {
+        Ok(f64::from_le_bytes(self.array()?))
     }
 }

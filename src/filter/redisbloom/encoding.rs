@@ -22,7 +22,7 @@
 
 use super::chain::{Chain, ChainFields, MAX_LINKS};
 use super::link::{Link, LinkFields};
-use crate::filter::encoding::DecodeError;
+use crate::filter::encoding::{DecodeError, Reader};
 
 /// The highest RDB encoding version RedisBloom has written.
 pub const NEWEST_RDB_VERSION: i32 = 4;
@@ -174,33 +174,6 @@ pub fn load_rdb(version: i32, source: &mut impl RdbSource, max_bytes: usize) -> 
 
 fn narrow(value: u64) -> Result<u32, DecodeError> {
     u32::try_from(value).map_err(|_| DecodeError::Malformed("value out of range"))
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let (taken, rest) =
-            self.0.split_first_chunk::<N>().ok_or(DecodeError::Malformed("header is truncated"))?;
-        self.0 = rest;
-        Ok(*taken)
-    }
-
-    fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.array::<1>()?[0])
-    }
-
-    fn u32(&mut self) -> Result<u32, DecodeError> {
-        Ok(u32::from_le_bytes(self.array()?))
-    }
-
-    fn u64(&mut self) -> Result<u64, DecodeError> {
-        Ok(u64::from_le_bytes(self.array()?))
-    }
-
-    fn f64(&mut self) -> Result<f64, DecodeError> {
-        Ok(f64::from_le_bytes(self.array()?))
-    }
 }
 
 #[cfg(test)]

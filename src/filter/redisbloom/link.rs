@@ -10,9 +10,9 @@
 //!   `entries * bpe` here;
 //! - `n2`: 0, or the exponent of the power-of-two size that probes are taken modulo.
 //!
-//! Invariant (checked by [`Link::check_fields`] before anything is allocated, and kept by
-//! [`Link::try_new`]): the modulus is at least 1 and at most the bit array's length in bits,
-//! so every probe lands inside the array.
+//! Invariant (checked by [`LinkFields::check`] before anything is allocated, and met by
+//! [`LinkFields::sized`]): the modulus is at least 1 and at most the bit array's length in
+//! bits, so every probe lands inside the array.
 
 use super::murmur::HashPair;
 use crate::filter::bits::{AllocationFailed, ZeroedBytes};
