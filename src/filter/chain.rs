@@ -83,6 +83,7 @@ impl BloomFilter {
 
     /// As [`insert`](Self::insert), for a hash computed already. The memory budget is asked
     /// for only when the filter has to grow, which is rare.
+    #[inline]
     pub fn insert_hash(
         &mut self,
         hash: &ItemHash,

@@ -37,15 +37,19 @@ trait Scalable {
 
 impl Scalable for BloomFilter {
     type Hash = ItemHash;
+    #[inline]
     fn hash(&self, item: &[u8]) -> ItemHash {
         ItemHash::of(item)
     }
+    #[inline]
     fn prefetch(&self, hash: &ItemHash) {
         BloomFilter::prefetch(self, hash)
     }
+    #[inline]
     fn contains_hash(&self, hash: &ItemHash) -> bool {
         BloomFilter::contains_hash(self, hash)
     }
+    #[inline]
     fn insert_hash(&mut self, hash: &ItemHash, max_bytes: impl FnOnce() -> usize) -> Result<bool, FilterError> {
         BloomFilter::insert_hash(self, hash, max_bytes)
     }
@@ -53,15 +57,19 @@ impl Scalable for BloomFilter {
 
 impl Scalable for redisbloom::Chain {
     type Hash = redisbloom::murmur::HashPair;
+    #[inline]
     fn hash(&self, item: &[u8]) -> Self::Hash {
         redisbloom::Chain::hash(self, item)
     }
+    #[inline]
     fn prefetch(&self, hash: &Self::Hash) {
         redisbloom::Chain::prefetch(self, hash)
     }
+    #[inline]
     fn contains_hash(&self, hash: &Self::Hash) -> bool {
         redisbloom::Chain::contains_hash(self, hash)
     }
+    #[inline]
     fn insert_hash(&mut self, hash: &Self::Hash, max_bytes: impl FnOnce() -> usize) -> Result<bool, FilterError> {
         redisbloom::Chain::insert_hash(self, hash, max_bytes)
     }
