@@ -37,6 +37,15 @@ enum_configuration! {
     }
 }
 
+impl From<Format> for FormatSetting {
+    fn from(format: Format) -> FormatSetting {
+        match format {
+            Format::Redbloom => FormatSetting::redbloom,
+            Format::RedisBloom => FormatSetting::redisbloom,
+        }
+    }
+}
+
 pub struct FormatConfig(AtomicU8);
 
 impl FormatConfig {
@@ -48,25 +57,18 @@ impl FormatConfig {
         }
     }
 
-    fn store(&self, format: Format) {
-        let setting = match format {
-            Format::Redbloom => FormatSetting::redbloom,
-            Format::RedisBloom => FormatSetting::redisbloom,
-        };
+    fn store(&self, setting: FormatSetting) {
         self.0.store(setting as u8, Ordering::Relaxed);
     }
 }
 
 impl ConfigurationValue<FormatSetting> for FormatConfig {
     fn get(&self, _ctx: &ConfigurationContext) -> FormatSetting {
-        match self.value() {
-            Format::Redbloom => FormatSetting::redbloom,
-            Format::RedisBloom => FormatSetting::redisbloom,
-        }
+        self.value().into()
     }
 
     fn set(&self, _ctx: &ConfigurationContext, value: FormatSetting) -> Result<(), RedisError> {
-        self.0.store(value as u8, Ordering::Relaxed);
+        self.store(value);
         Ok(())
     }
 }
@@ -153,7 +155,8 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
             "huge-pages" => HUGE_PAGES.store(yes_or_no(&value)?, Ordering::Relaxed),
             "format" => FORMAT.store(
                 format_named(value.as_bytes())
-                    .ok_or_else(|| format!("format must be redbloom or redisbloom, got '{value}'"))?,
+                    .ok_or_else(|| format!("format must be redbloom or redisbloom, got '{value}'"))?
+                    .into(),
             ),
             "max-filter-bytes" => {
                 store_integer(&MAX_FILTER_BYTES, "max-filter-bytes", &value, MIN_MAX_FILTER_BYTES, i64::MAX)?

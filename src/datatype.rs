@@ -59,7 +59,7 @@ fn guarded<T>(what: &str, fallback: T, callback: impl FnOnce() -> T) -> T {
 }
 
 /// # Safety
-/// `value` is a pointer this module stored: a live `Box<BloomFilter>`.
+/// `value` is a pointer this module stored: a live `Box<Filter>`.
 unsafe fn filter_ref<'a>(value: *const c_void) -> &'a Filter {
     unsafe { &*value.cast::<Filter>() }
 }

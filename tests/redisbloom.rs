@@ -21,7 +21,7 @@ fn numbered(prefix: &str, count: usize) -> Vec<Vec<u8>> {
 }
 
 /// Every kind of filter the comparison covers: scaling chains of 10 and more links,
-/// non-scaling, expansions of 1 and 1000, error rates from 0.25 to 1e-9, empty, binary and
+/// non-scaling, expansions of 1, 1000 and 100000, error rates from 0.25 to 1e-9, empty, binary and
 /// long items, capacities from 1 to millions (one filter takes two 16 MiB chunks).
 fn catalogue() -> Vec<Kind> {
     let mut random = Random::seeded();
@@ -37,6 +37,8 @@ fn catalogue() -> Vec<Kind> {
         Kind { key: "nonscaling", reserve: &["0.001", "5000", "NONSCALING"], items: numbered("n", 6000) },
         Kind { key: "expansion1", reserve: &["0.05", "20", "EXPANSION", "1"], items: numbered("e", 300) },
         Kind { key: "expansion1000", reserve: &["0.01", "100", "EXPANSION", "1000"], items: numbered("x", 2000) },
+        // RedisBloom bounds the expansion only from below; this module's commands stop at 32768.
+        Kind { key: "expansion100000", reserve: &["0.01", "100", "EXPANSION", "100000"], items: numbered("y", 150) },
         Kind { key: "loose", reserve: &["0.25", "1000"], items: numbered("l", 1500) },
         Kind { key: "tight", reserve: &["0.000000001", "1000"], items: numbered("t", 1500) },
         Kind { key: "empty", reserve: &["0.01", "1000"], items: Vec::new() },
@@ -221,6 +223,17 @@ fn a_redisbloom_aof_replays_including_commands_after_the_rewrite() {
         assert_same_filter(&mut con, &mut our_con, kind.key, &items);
     }
     assert_same_filter(&mut con, &mut our_con, "late", &numbered("late", 100));
+
+    // Under the default format, what the AOF's commands create is in redbloom's format, with
+    // every item; what its LOADCHUNKs carry is RedisBloom's, as before.
+    let mut default_format = Server::prepared(module_path(), &[], &config);
+    default_format.take_file(&theirs, "appendonlydir");
+    default_format.launch();
+    let mut default_con = default_format.connection();
+    assert_same_filter(&mut con, &mut default_con, "chain", &kinds[1].items);
+    let late = numbered("late", 100);
+    assert!(answers(&mut default_con, "BF.MEXISTS", "late", &late).iter().all(|answer| *answer == Value::Int(1)));
+    assert_ne!(scandump(&mut default_con, "late"), scandump(&mut con, "late"), "meant to be in redbloom's format");
 }
 
 #[test]
@@ -266,8 +279,24 @@ fn filters_go_back_to_redisbloom_by_scandump_and_by_aof() {
 
     ok(&mut our_con, &["BGREWRITEAOF"]);
     wait_for_rewrite(&mut our_con);
-    // After the rewrite: a filter created by BF.ADD's defaults, in RedisBloom's format, goes
-    // to the incremental AOF as BF.RESERVE ... FORMAT and BF.MADD, which RedisBloom replays.
+    // After the rewrite, creations go to the incremental AOF as commands, which RedisBloom
+    // must replay into the same filters: none of them with RedisBloom's defaults, one empty.
+    let reserve = ["BF.RESERVE", "late-reserved", "0.003", "5000", "EXPANSION", "4"];
+    ok(&mut their_con, &reserve);
+    ok(&mut our_con, &[&reserve[..], &["FORMAT", "REDISBLOOM"]].concat());
+    expected.push(("late-reserved", Vec::new()));
+    let inserted = numbered("i", 200);
+    let insert = ["BF.INSERT", "late-inserted", "CAPACITY", "37", "ERROR", "0.004", "EXPANSION", "3", "ITEMS"];
+    for (con, format) in [(&mut their_con, &[][..]), (&mut our_con, &["FORMAT", "REDISBLOOM"][..])] {
+        let mut args: Vec<&[u8]> = insert[..8].iter().chain(format).map(|word| word.as_bytes()).collect();
+        args.push(b"ITEMS");
+        args.extend(inserted.iter().map(Vec::as_slice));
+        call_bytes(con, &args).unwrap();
+    }
+    expected.push(("late-inserted", inserted));
+    ok(&mut their_con, &["BF.RESERVE", "after", "0.002", "77"]);
+    ok(&mut our_con, &["CONFIG", "SET", "bf.error-rate", "0.002"]);
+    ok(&mut our_con, &["CONFIG", "SET", "bf.initial-size", "77"]);
     add(&mut their_con, "after", &numbered("a", 700));
     add(&mut our_con, "after", &numbered("a", 700));
     expected.push(("after", numbered("a", 700)));
@@ -528,10 +557,13 @@ fn corrupt_redisbloom_payloads_are_refused() {
             }
             for key in ["victim", "victim2"] {
                 if int(&mut our_con, &["EXISTS", key]) == 1 {
-                    // Whatever was accepted is a working filter.
-                    let _ = ok(&mut our_con, &["BF.MADD", key, "a", "b", "c"]);
-                    let _ = scandump(&mut our_con, key);
-                    ok(&mut our_con, &["DEL", key]);
+                    // Whatever was accepted is a working filter that dumps and loads back
+                    // to itself.
+                    let _ = call(&mut our_con, &["BF.MADD", key, "a", "b", "c"]);
+                    let pairs = scandump(&mut our_con, key);
+                    loadchunks(&mut our_con, "copy", &pairs);
+                    assert!(scandump(&mut our_con, "copy") == pairs, "an accepted filter does not round-trip");
+                    ok(&mut our_con, &["DEL", key, "copy"]);
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! BF.ADD, BF.MADD and BF.INSERT: add items, creating the filter when the key is missing.
 
 use super::parse::{self, Creation};
-use super::reserve::log_refusal;
+use super::reserve::{log_refusal, replicate_creation};
 use super::{BfError, Call};
 use crate::config;
 use std::cell::OnceCell;
@@ -24,7 +24,8 @@ pub fn madd(call: &Call) -> Result<(), BfError> {
     add_items(call, 2, Some(config::defaults()), c"bf.madd", Replies::Array)
 }
 
-/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item ...
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
+/// ITEMS item ...
 pub fn insert(call: &Call) -> Result<(), BfError> {
     let parsed = parse::insert(&call.args(), config::defaults())?;
     if let Some(asked) = parsed.capped_rate {
@@ -52,8 +53,9 @@ fn add_items(
         None => {
             let creation = creation.ok_or(BfError::NotFound)?;
             let filter = creation.try_build(budget()).inspect_err(|_| log_refusal(&creation))?;
+            let header = filter.encode_header();
             key.store(filter)?;
-            Some(creation)
+            Some(header)
         }
     };
     let filter = key.filter_mut()?.ok_or(BfError::Internal)?;
@@ -95,9 +97,9 @@ fn add_items(
     // error, they must get only the items it processed, or they would add the rest.
     let items = first_item..first_item + succeeded;
     let stopped_early = items.end < call.argc();
-    if let Some(creation) = created {
+    if let Some(header) = created {
         call.notify(c"bf.reserve");
-        replicate_creation(call, &creation, items);
+        replicate_creation(call, &header, items);
     } else if added && stopped_early {
         let mut args = vec![call.arg(1)];
         args.extend(items.map(|index| call.arg(index)));
@@ -109,20 +111,4 @@ fn add_items(
         call.notify(event);
     }
     Ok(())
-}
-
-/// A filter made from this server's defaults is replicated as a BF.RESERVE that names every
-/// parameter, so that a replica with other defaults builds the very same filter, then a
-/// BF.MADD of the items processed (Redis wraps the two in MULTI/EXEC). RedisBloom replays
-/// both, so an AOF of filters in its format stays readable by it.
-fn replicate_creation(call: &Call, creation: &Creation, items: std::ops::Range<usize>) {
-    let parameters = creation.reserve_args();
-    let mut args: Vec<&[u8]> = vec![call.arg(1)];
-    args.extend(parameters.iter().map(String::as_bytes));
-    call.replicate("BF.RESERVE", &args);
-    if !items.is_empty() {
-        let mut args = vec![call.arg(1)];
-        args.extend(items.map(|index| call.arg(index)));
-        call.replicate("BF.MADD", &args);
-    }
 }

@@ -2,7 +2,6 @@
 
 use super::parse::is_keyword;
 use super::{BfError, Call};
-use crate::filter::redisbloom::link::OPTION_FORCE_64;
 use crate::filter::Filter;
 use std::ffi::CStr;
 
@@ -80,10 +79,10 @@ pub fn debug(call: &Call) -> Result<(), BfError> {
             }
         }
         Filter::RedisBloom(chain) => {
-            let width = if chain.fields().options & OPTION_FORCE_64 != 0 { 64 } else { 32 };
             for link in chain.links() {
                 let f = link.fields();
-                call.reply_bulk(line(f.bytes, f.bits, f.hashes, width, f.entries, f.items, f.error).as_bytes());
+                let text = line(f.bytes, f.bits, f.hashes, chain.hash_width(), f.entries, f.items, f.error);
+                call.reply_bulk(text.as_bytes());
             }
         }
     }

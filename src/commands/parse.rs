@@ -31,21 +31,6 @@ impl Creation {
     pub fn try_build(&self, max_bytes: usize) -> Result<Filter, FilterError> {
         Filter::try_new(self.format, self.capacity, self.error_rate, self.expansion, max_bytes)
     }
-
-    /// Every parameter, in BF.RESERVE's syntax (after the key): what recreates exactly this
-    /// filter on a replica. Rust prints an f64 with the fewest digits that parse back to the
-    /// same value, so the rate survives exactly. RedisBloom skips the `FORMAT` pair, as it
-    /// skips any token it does not know after the capacity, so it replays these too.
-    pub fn reserve_args(&self) -> Vec<String> {
-        let mut args = vec![self.error_rate.to_string(), self.capacity.to_string()];
-        if self.expansion == 0 {
-            args.push("NONSCALING".to_string());
-        } else {
-            args.extend(["EXPANSION".to_string(), self.expansion.to_string()]);
-        }
-        args.extend(["FORMAT".to_string(), format_name(self.format).to_string()]);
-        args
-    }
 }
 
 pub fn float(bytes: &[u8]) -> Option<f64> {
@@ -218,16 +203,14 @@ mod tests {
     }
 
     #[test]
-    fn format_is_named_in_either_command_and_replicated() {
+    fn format_is_named_in_either_command() {
         let parsed = reserve(&args("BF.RESERVE k 0.01 5 format RedisBloom"), DEFAULTS).unwrap();
-        let creation = parsed.creation.unwrap();
-        assert_eq!(creation.format, Format::RedisBloom);
-        assert_eq!(creation.reserve_args(), ["0.01", "5", "EXPANSION", "2", "FORMAT", "REDISBLOOM"]);
+        assert_eq!(parsed.creation.unwrap().format, Format::RedisBloom);
         let parsed = insert(&args("BF.INSERT k FORMAT redbloom ITEMS a"), DEFAULTS).unwrap();
         assert_eq!(parsed.creation.unwrap().format, Format::Redbloom);
         let redisbloom_default = Creation { format: Format::RedisBloom, ..DEFAULTS };
         let parsed = insert(&args("BF.INSERT k NONSCALING ITEMS a"), redisbloom_default).unwrap();
-        assert_eq!(parsed.creation.unwrap().reserve_args(), ["0.01", "100", "NONSCALING", "FORMAT", "REDISBLOOM"]);
+        assert_eq!(parsed.creation.unwrap().format, Format::RedisBloom);
         assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT"), DEFAULTS), Err(BfError::BadFormat));
         assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT other"), DEFAULTS), Err(BfError::BadFormat));
         assert_eq!(insert(&args("BF.INSERT k FORMAT x ITEMS a"), DEFAULTS), Err(BfError::BadFormat));

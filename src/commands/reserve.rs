@@ -15,15 +15,26 @@ pub fn reserve(call: &Call) -> Result<(), BfError> {
         return Err(BfError::ItemExists);
     }
     let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
+    let header = filter.encode_header();
     key.store(filter)?;
     call.reply_ok();
     call.notify(c"bf.reserve");
-    // The expansion and format may have come from this server's defaults: spell them out.
-    let parameters = creation.reserve_args();
-    let mut replicated: Vec<&[u8]> = vec![call.arg(1)];
-    replicated.extend(parameters.iter().map(String::as_bytes));
-    call.replicate("BF.RESERVE", &replicated);
+    replicate_creation(call, &header, 0..0);
     Ok(())
+}
+
+/// A new filter is replicated, and written to the AOF, as the BF.LOADCHUNK of its header,
+/// then a BF.MADD of the items the command added (Redis wraps the two in MULTI/EXEC). The
+/// header names every parameter, the format and the layout, so a replica or a replay builds
+/// the very same filter whatever its own defaults, format or sizing; and RedisBloom replays
+/// both commands for a filter in its format.
+pub fn replicate_creation(call: &Call, header: &[u8], items: std::ops::Range<usize>) {
+    call.replicate("BF.LOADCHUNK", &[call.arg(1), b"1", header]);
+    if !items.is_empty() {
+        let mut args = vec![call.arg(1)];
+        args.extend(items.map(|index| call.arg(index)));
+        call.replicate("BF.MADD", &args);
+    }
 }
 
 /// A refused creation is worth a line in the log: the client only sees "insufficient memory".

@@ -17,9 +17,6 @@ use crate::filter::chain::{check_budget, FilterError};
 /// rate RedisBloom accepts down to the smallest f64; a longer chain cannot exist.
 pub const MAX_LINKS: usize = 1100;
 
-/// Largest growth factor RedisBloom accepts.
-pub const MAX_GROWTH: u32 = 32768;
-
 /// The growth stored with a non-scaling filter: RedisBloom keeps its default there.
 pub const NON_SCALING_GROWTH: u32 = 2;
 
@@ -36,13 +33,13 @@ impl ChainFields {
         self.options & OPTION_NO_SCALING == 0
     }
 
-    /// Checks the fields themselves and the number of links they come with.
+    /// Checks the fields themselves and the number of links they come with. Any growth is
+    /// taken: RedisBloom bounds it only from below (a 64-bit `EXPANSION` is even stored
+    /// truncated, so a growth of 0 exists), and a growth that cannot make a next link makes
+    /// an add that would need one answer an error.
     pub fn check(&self, link_count: u64) -> Result<(), &'static str> {
         if self.options & !super::link::KNOWN_OPTIONS != 0 {
             return Err("unknown options");
-        }
-        if self.growth > MAX_GROWTH || (self.is_scaling() && self.growth == 0) {
-            return Err("growth out of range");
         }
         if link_count == 0 || link_count > MAX_LINKS as u64 || (!self.is_scaling() && link_count != 1) {
             return Err("impossible number of links");
@@ -136,9 +133,10 @@ impl Chain {
         if self.newest().is_full() {
             self.grow(max_bytes())?;
         }
-        let newest = self.links.len() - 1;
-        self.links[newest].insert(hash);
-        self.fields.items += 1;
+        if let Some(newest) = self.links.last_mut() {
+            newest.insert(hash);
+            self.fields.items += 1;
+        }
         Ok(true)
     }
 
@@ -151,6 +149,7 @@ impl Chain {
         }
         let newest = self.newest().fields();
         let capacity = newest.entries.checked_mul(u64::from(self.fields.growth)).ok_or(FilterError::TooLarge)?;
+        // `sized` refuses a capacity of 0 (a growth of 0).
         let link = LinkFields::sized(capacity, newest.error * 0.5, self.fields.options).ok_or(FilterError::TooLarge)?;
         check_budget(link.bytes, self.bits_bytes(), max_bytes)?;
         self.links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
@@ -160,6 +159,15 @@ impl Chain {
 
     fn newest(&self) -> &Link {
         &self.links[self.links.len() - 1]
+    }
+
+    /// 64 or 32: the MurmurHash width, as BF.DEBUG reports it.
+    pub fn hash_width(&self) -> u32 {
+        if self.fields.options & OPTION_FORCE_64 != 0 {
+            64
+        } else {
+            32
+        }
     }
 
     pub fn fields(&self) -> &ChainFields {

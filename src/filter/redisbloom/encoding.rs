@@ -163,10 +163,9 @@ pub fn load_rdb(version: i32, source: &mut impl RdbSource, max_bytes: usize) -> 
             link.bytes_mut().copy_from_slice(data);
             Ok(link)
         })?;
+        let mut link = link;
+        link.set_items(source.unsigned()?).map_err(DecodeError::Malformed)?;
         links.push(link);
-        let link_items = source.unsigned()?;
-        let newest = links.len() - 1;
-        links[newest].set_items(link_items).map_err(DecodeError::Malformed)?;
     }
     check_items(&chain, links.iter().map(Link::fields))?;
     Ok(Chain::from_links(chain, links))
@@ -180,6 +179,7 @@ fn narrow(value: u64) -> Result<u32, DecodeError> {
 mod tests {
     use super::*;
     use crate::filter::redisbloom::link::{OPTION_FORCE_64, OPTION_NO_ROUND, OPTION_NO_SCALING};
+    use crate::filter::FilterError;
 
     const UNLIMITED: usize = usize::MAX;
 
@@ -390,6 +390,35 @@ mod tests {
     }
 
     #[test]
+    fn any_stored_growth_loads_and_one_that_cannot_grow_refuses_the_add() {
+        for growth in [100_000u32, u32::MAX, 0] {
+            let mut chain = Chain::try_new(3, 0.01, 2, UNLIMITED).unwrap();
+            insert_all(&mut chain, &ITEMS);
+            let mut header = encode_header(&chain);
+            header[16..20].copy_from_slice(&growth.to_le_bytes());
+            let mut loaded = decode_header(&header, UNLIMITED).unwrap();
+            assert_eq!(loaded.expansion(), Some(growth));
+            let fresh = (0u32..).map(|n| n.to_le_bytes()).find(|item| !loaded.contains_hash(&loaded.hash(item))).unwrap();
+            let hash = loaded.hash(&fresh);
+            // A growth of 0 makes no next link; 100,000 makes one of 300,000 items (about
+            // 400 KB), over this budget, and u32::MAX one of 17 GB.
+            let result = loaded.insert_hash(&hash, || 1 << 16);
+            assert_eq!(result, Err(FilterError::TooLarge), "growth {growth}");
+            assert_eq!(loaded.items(), 3, "a refused add changes nothing");
+            if growth != u32::MAX {
+                assert_eq!(loaded.insert_hash(&hash, || 1 << 20).is_ok(), growth > 0, "growth {growth}");
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_past_any_machine_are_not_made() {
+        assert_eq!(LinkFields::sized(u64::MAX / 4, 0.5, OPTION_NO_ROUND | OPTION_FORCE_64), None);
+        assert_eq!(LinkFields::sized(1 << 62, 1e-300, OPTION_FORCE_64), None);
+        assert!(LinkFields::sized(1 << 30, 1e-9, OPTION_FORCE_64).is_some());
+    }
+
+    #[test]
     fn impossible_chains_are_refused() {
         let chain = grown_chain(2, false);
         let header = encode_header(&chain);
@@ -401,7 +430,7 @@ mod tests {
         let options = OPTION_NO_ROUND | OPTION_FORCE_64;
         assert!(with(12, &(options | 2).to_le_bytes()).is_some(), "unknown option");
         assert!(with(12, &(options | OPTION_NO_SCALING).to_le_bytes()).is_some(), "non-scaling with links");
-        assert!(with(16, &0u32.to_le_bytes()).is_some(), "scaling without growth");
+        assert!(with(16, &1u32.to_le_bytes()).is_some(), "links that did not grow by the growth");
         assert!(with(0, &1u64.to_le_bytes()).is_some(), "items do not add up");
         assert!(with(8, &0u32.to_le_bytes()).is_some(), "no links");
         assert!(with(8, &5000u32.to_le_bytes()).is_some(), "too many links");

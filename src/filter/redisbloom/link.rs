@@ -60,31 +60,32 @@ pub fn hashes_for(bpe: f64) -> f64 {
 
 impl LinkFields {
     /// The link RedisBloom creates for `entries` items at `error` under `options`, or `None`
-    /// where RedisBloom refuses to create one (and for sizes no machine could hold).
+    /// for sizes no machine could hold and for the empty bit arrays RedisBloom would make of
+    /// rates near 1 (which this module never asks for: it caps rates at 0.25).
     pub fn sized(entries: u64, error: f64, options: u32) -> Option<LinkFields> {
         if entries == 0 || !(error > 0.0 && error < 1.0) {
             return None;
         }
         let bpe = bits_per_entry(error);
         let wanted_bits = entries as f64 * bpe;
+        // Far past any real filter, and where the sizes below would overflow.
+        if !(wanted_bits < (1u64 << 60) as f64) {
+            return None;
+        }
         let (modulus, n2, entries) = if options & OPTION_NO_ROUND != 0 {
             (wanted_bits as u64, 0u8, entries)
         } else {
             // The next power of two above the wanted size; the room it adds holds more items.
-            if !(wanted_bits >= 1.0 && wanted_bits.is_finite()) {
+            if wanted_bits < 1.0 {
                 return None;
             }
-            let exponent = binary_exponent(wanted_bits);
-            if exponent > 62 {
-                return None;
-            }
-            let n2 = exponent as u8 + 1;
+            let n2 = binary_exponent(wanted_bits) as u8 + 1;
             let modulus = 1u64 << n2;
             let spare_bits = (modulus as f64 - wanted_bits) as u64;
             let spare_items = (spare_bits as f64 / bpe) as u64;
             (modulus, n2, entries.checked_add(spare_items)?)
         };
-        let bytes = modulus.div_ceil(64).checked_mul(8)?;
+        let bytes = modulus.div_ceil(64) * 8;
         let hashes = hashes_for(bpe);
         if bytes == 0 || hashes > f64::from(MAX_HASHES) {
             return None;
@@ -92,19 +93,20 @@ impl LinkFields {
         Some(LinkFields { entries, error, bpe, hashes: hashes as u32, bits: bytes * 8, n2, bytes, items: 0 })
     }
 
-    /// The bit count probes are taken modulo.
+    /// The bit count probes are taken modulo; 0 for a size exponent past 63, which `check`
+    /// refuses.
     pub fn modulus(&self) -> u64 {
-        if self.n2 > 0 {
-            1u64 << self.n2
-        } else {
-            self.bits
+        match self.n2 {
+            0 => self.bits,
+            n2 => 1u64.checked_shl(u32::from(n2)).unwrap_or(0),
         }
     }
 
     /// Refuses a description that no version of RedisBloom could have written, before any
-    /// memory is given to it. The derived fields (`bpe`, `hashes`, the size) must agree with
-    /// `entries` and `error` as RedisBloom computes them, with a little tolerance for a server
-    /// whose floating point differs in the last bits.
+    /// memory is given to it. The derived fields must agree with `entries` and `error` as
+    /// RedisBloom computes them: `hashes` exactly from the stored `bpe` (RedisBloom 2.8 checks
+    /// the same), `bpe` and the size with a little tolerance for a server whose floating point
+    /// differs in the last bits.
     pub fn check(&self) -> Result<(), FieldError> {
         if !(self.error > 0.0 && self.error < 1.0) {
             return Err("error rate out of range");
@@ -119,7 +121,7 @@ impl LinkFields {
         if !((self.bpe - bpe).abs() <= bpe * 1e-9) {
             return Err("bits per entry do not match the error rate");
         }
-        if (f64::from(self.hashes) - hashes_for(self.bpe)).abs() > 1.0 || self.hashes == 0 {
+        if f64::from(self.hashes) != hashes_for(self.bpe) {
             return Err("hash count does not match the error rate");
         }
         if self.hashes > MAX_HASHES || self.n2 > 63 {
