@@ -18,6 +18,10 @@ pub struct RedisFallibleAlloc;
 /// 64-byte blocks, are made by hand.
 const ROUNDED_ALIGN: usize = 16;
 
+// Buffers Redis allocated (an RDB string) are taken over as filters' bits and freed through
+// this allocator with this alignment: it must route them to RedisModule_Free.
+const _: () = assert!(crate::filter::bits::ADOPTED_ALIGNMENT <= ROUNDED_ALIGN);
+
 /// Bit arrays are read at random. On 4 KiB pages a large one costs a TLB miss and a page
 /// walk per lookup on top of the cache miss; on 2 MiB pages its page tables fit in cache.
 const HUGE_PAGE: usize = 2 << 20;

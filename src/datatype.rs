@@ -8,12 +8,14 @@
 
 use crate::filter::encoding::DecodeError;
 use crate::filter::redisbloom::encoding::{self as redisbloom_encoding, RdbSource, NEWEST_RDB_VERSION};
+use crate::filter::bits::ByteArray;
 use crate::filter::Filter;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr;
+use std::ptr::{self, NonNull};
 
 /// RedisBloom's encoding versions are 0 to 4, and this module reads them all. Ours is
 /// higher, so that RedisBloom refuses what this module saved instead of misreading it.
@@ -153,9 +155,9 @@ impl RdbSource for RdbReader {
         self.checked(value)
     }
 
-    fn bytes<T>(&mut self, use_bytes: impl FnOnce(&[u8]) -> Result<T, DecodeError>) -> Result<T, DecodeError> {
+    fn bytes(&mut self) -> Result<ByteArray, DecodeError> {
         let buffer = RdbBuffer::load(self.0).map_err(|_| DecodeError::Malformed("short read"))?;
-        use_bytes(buffer.bytes())
+        Ok(buffer.into_byte_array())
     }
 }
 
@@ -202,6 +204,24 @@ impl RdbBuffer {
     fn bytes(&self) -> &[u8] {
         // SAFETY: checked non-null in `load`; `len` bytes owned by this buffer.
         unsafe { std::slice::from_raw_parts(self.pointer, self.len) }
+    }
+
+    /// The buffer as a filter's bits, taken over rather than copied: a RedisBloom link is
+    /// one string in the RDB, often half the filter, and a copy would need that much memory
+    /// again while loading.
+    fn into_byte_array(self) -> ByteArray {
+        let buffer = ManuallyDrop::new(self);
+        match NonNull::new(buffer.pointer) {
+            // SAFETY: Redis allocated these `len` bytes with its allocator and hands them to
+            // us; nobody else owns them. This module's global allocator (`alloc.rs`) frees
+            // every layout aligned to 16 or less with RedisModule_Free, which is how Redis
+            // says such a buffer is freed.
+            Some(pointer) if buffer.len > 0 => unsafe { ByteArray::from_global_allocation(pointer, buffer.len) },
+            _ => {
+                drop(ManuallyDrop::into_inner(buffer));
+                ByteArray::empty()
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use redbloom_fuzz::filter::bits::ByteArray;
 use redbloom_fuzz::filter::encoding::DecodeError;
 use redbloom_fuzz::filter::redisbloom::encoding::{load_rdb, RdbSource};
 use redbloom_fuzz::filter::Filter;
@@ -34,14 +35,14 @@ impl RdbSource for Input<'_> {
         self.tagged(1).map(f64::from_le_bytes)
     }
 
-    fn bytes<T>(&mut self, use_bytes: impl FnOnce(&[u8]) -> Result<T, DecodeError>) -> Result<T, DecodeError> {
+    fn bytes(&mut self) -> Result<ByteArray, DecodeError> {
         let len = usize::from(u16::from_le_bytes(self.tagged(2)?));
         if self.0.len() < len {
             return Err(DecodeError::Malformed("short read"));
         }
         let (bytes, rest) = self.0.split_at(len);
         self.0 = rest;
-        use_bytes(bytes)
+        ByteArray::try_copy_of(bytes).map_err(|_| DecodeError::OutOfMemory)
     }
 }
 

@@ -45,41 +45,68 @@ impl Block {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocationFailed;
 
-/// A zero-initialised, fallibly allocated byte array, aligned to a cache line. Both layouts
-/// keep their bits in one: [`BlockArray`] views it as 512-bit blocks, RedisBloom's layout
+/// A fallibly allocated byte array, owned like a `Box<[u8]>`. Both layouts keep their bits
+/// in one: [`BlockArray`] views it as 512-bit blocks, RedisBloom's layout
 /// (`super::redisbloom`) as plain bytes.
-pub struct ZeroedBytes {
+pub struct ByteArray {
     pointer: NonNull<u8>,
     len: usize,
+    /// The alignment it was allocated with, which freeing it must name again.
+    align: usize,
 }
 
-// SAFETY: ZeroedBytes owns its allocation exclusively, like a Box<[u8]>.
-unsafe impl Send for ZeroedBytes {}
-unsafe impl Sync for ZeroedBytes {}
+// SAFETY: ByteArray owns its allocation exclusively, like a Box<[u8]>.
+unsafe impl Send for ByteArray {}
+unsafe impl Sync for ByteArray {}
 
+/// Arrays this module allocates are aligned to a cache line, so blocks never straddle two.
 const ALIGNMENT: usize = BLOCK_BYTES;
 
-impl ZeroedBytes {
+/// The alignment under which [`ByteArray::from_global_allocation`] takes memory over.
+pub const ADOPTED_ALIGNMENT: usize = 8;
+
+impl ByteArray {
     /// Allocates `len` zeroed bytes, or fails without aborting.
     ///
     /// A `Vec` would abort the whole server when the allocator says no; this goes to the
     /// allocator directly and turns a null pointer into an error.
-    pub fn try_new(len: u64) -> Result<ZeroedBytes, AllocationFailed> {
+    pub fn try_zeroed(len: u64) -> Result<ByteArray, AllocationFailed> {
         let len = usize::try_from(len).map_err(|_| AllocationFailed)?;
         if len == 0 {
-            return Ok(ZeroedBytes { pointer: NonNull::<Block>::dangling().cast(), len });
+            return Ok(ByteArray::empty());
         }
         let layout = AllocLayout::from_size_align(len, ALIGNMENT).map_err(|_| AllocationFailed)?;
         // SAFETY: the layout has a non-zero size.
         let pointer = unsafe { alloc::alloc_zeroed(layout) };
         let pointer = NonNull::new(pointer).ok_or(AllocationFailed)?;
-        Ok(ZeroedBytes { pointer, len })
+        Ok(ByteArray { pointer, len, align: ALIGNMENT })
     }
 
-    pub fn try_clone(&self) -> Result<ZeroedBytes, AllocationFailed> {
-        let mut copy = ZeroedBytes::try_new(self.len as u64)?;
-        copy.as_mut_slice().copy_from_slice(self.as_slice());
+    pub fn empty() -> ByteArray {
+        ByteArray { pointer: NonNull::<Block>::dangling().cast(), len: 0, align: ALIGNMENT }
+    }
+
+    /// A copy of `bytes` in an array of its own.
+    pub fn try_copy_of(bytes: &[u8]) -> Result<ByteArray, AllocationFailed> {
+        let mut copy = ByteArray::try_zeroed(bytes.len() as u64)?;
+        copy.as_mut_slice().copy_from_slice(bytes);
         Ok(copy)
+    }
+
+    /// Takes over `len` bytes at `pointer`, which the caller hands over, so that a buffer
+    /// read from a file becomes a filter's bits without being copied.
+    ///
+    /// # Safety
+    /// `pointer` is non-null, holds `len` initialised bytes, is owned by nobody else, and
+    /// freeing it through the global allocator with a layout of `len` bytes aligned to
+    /// [`ADOPTED_ALIGNMENT`] is correct (it came from that allocator, or from one the global
+    /// allocator frees into for such layouts).
+    pub unsafe fn from_global_allocation(pointer: NonNull<u8>, len: usize) -> ByteArray {
+        ByteArray { pointer, len, align: ADOPTED_ALIGNMENT }
+    }
+
+    pub fn try_clone(&self) -> Result<ByteArray, AllocationFailed> {
+        ByteArray::try_copy_of(self.as_slice())
     }
 
     pub fn as_slice(&self) -> &[u8] {
@@ -113,12 +140,13 @@ impl ZeroedBytes {
     }
 }
 
-impl Drop for ZeroedBytes {
+impl Drop for ByteArray {
     fn drop(&mut self) {
         if self.len > 0 {
             // The layout was valid when allocating, so it still is.
-            if let Ok(layout) = AllocLayout::from_size_align(self.len, ALIGNMENT) {
-                // SAFETY: allocated in try_new with this very layout.
+            if let Ok(layout) = AllocLayout::from_size_align(self.len, self.align) {
+                // SAFETY: allocated with this very layout (try_zeroed), or handed over with
+                // the promise that it may be freed so (from_global_allocation).
                 unsafe { alloc::dealloc(self.pointer.as_ptr(), layout) }
             }
         }
@@ -126,13 +154,13 @@ impl Drop for ZeroedBytes {
 }
 
 /// A zero-initialised, fallibly allocated array of blocks.
-pub struct BlockArray(ZeroedBytes);
+pub struct BlockArray(ByteArray);
 
 impl BlockArray {
     /// Allocates `count` zeroed blocks, or fails without aborting.
     pub fn try_zeroed(count: u64) -> Result<BlockArray, AllocationFailed> {
         let bytes = count.checked_mul(BLOCK_BYTES as u64).ok_or(AllocationFailed)?;
-        Ok(BlockArray(ZeroedBytes::try_new(bytes)?))
+        Ok(BlockArray(ByteArray::try_zeroed(bytes)?))
     }
 
     pub fn try_clone(&self) -> Result<BlockArray, AllocationFailed> {
@@ -140,7 +168,7 @@ impl BlockArray {
     }
 
     pub fn as_slice(&self) -> &[Block] {
-        // SAFETY: the bytes are 64-byte aligned, a whole number of blocks long, and any byte
+        // SAFETY: the bytes are 64-byte aligned (try_zeroed), a whole number of blocks long, and any byte
         // pattern is a valid Block (64 plain bytes, no padding: checked above).
         unsafe { std::slice::from_raw_parts(self.0.pointer.as_ptr().cast::<Block>(), self.len()) }
     }
@@ -210,16 +238,29 @@ mod tests {
     fn an_impossible_size_is_an_error_not_an_abort() {
         assert!(BlockArray::try_zeroed(u64::MAX / 2).is_err());
         assert!(BlockArray::try_zeroed(1 << 50).is_err());
-        assert!(ZeroedBytes::try_new(u64::MAX).is_err());
+        assert!(ByteArray::try_zeroed(u64::MAX).is_err());
     }
 
     #[test]
     fn byte_arrays_of_any_length_start_clear() {
         for len in [0u64, 1, 8, 100, 4097] {
-            let bytes = ZeroedBytes::try_new(len).unwrap();
+            let bytes = ByteArray::try_zeroed(len).unwrap();
             assert_eq!(bytes.as_slice().len() as u64, len);
             assert!(bytes.as_slice().iter().all(|&byte| byte == 0));
         }
+    }
+
+    #[test]
+    fn a_buffer_taken_over_is_kept_and_freed_as_its_own() {
+        let layout = AllocLayout::from_size_align(24, ADOPTED_ALIGNMENT).unwrap();
+        // SAFETY: a fresh allocation of this layout, filled, then handed over.
+        let adopted = unsafe {
+            let pointer = NonNull::new(alloc::alloc(layout)).unwrap();
+            std::ptr::write_bytes(pointer.as_ptr(), 7, 24);
+            ByteArray::from_global_allocation(pointer, 24)
+        };
+        assert_eq!(adopted.as_slice(), &[7; 24]);
+        assert_eq!(adopted.try_clone().unwrap().as_slice(), adopted.as_slice());
     }
 
     #[test]

@@ -22,6 +22,7 @@
 
 use super::chain::{Chain, ChainFields, MAX_LINKS};
 use super::link::{Link, LinkFields};
+use crate::filter::bits::ByteArray;
 use crate::filter::encoding::{DecodeError, Reader};
 
 /// The highest RDB encoding version RedisBloom has written.
@@ -119,12 +120,13 @@ fn check_items<'a>(chain: &ChainFields, mut links: impl Iterator<Item = &'a Link
 pub trait RdbSource {
     fn unsigned(&mut self) -> Result<u64, DecodeError>;
     fn double(&mut self) -> Result<f64, DecodeError>;
-    /// Reads a string and hands its bytes to `use_bytes`.
-    fn bytes<T>(&mut self, use_bytes: impl FnOnce(&[u8]) -> Result<T, DecodeError>) -> Result<T, DecodeError>;
+    /// A string, in an array of its own: a link's bits are kept as read, never copied, so
+    /// that loading needs no memory beyond the filter's.
+    fn bytes(&mut self) -> Result<ByteArray, DecodeError>;
 }
 
-/// Reads a RedisBloom RDB value of encoding `version`. A link is checked before its bits are
-/// copied, and the bytes of all links so far are held to `max_bytes`.
+/// Reads a RedisBloom RDB value of encoding `version`. Every link is checked before it is
+/// kept, and the bytes of all links so far are held to `max_bytes`.
 pub fn load_rdb(version: i32, source: &mut impl RdbSource, max_bytes: usize) -> Result<Chain, DecodeError> {
     if !(0..=NEWEST_RDB_VERSION).contains(&version) {
         return Err(DecodeError::Malformed("unknown RedisBloom encoding version"));
@@ -151,19 +153,14 @@ pub fn load_rdb(version: i32, source: &mut impl RdbSource, max_bytes: usize) -> 
             let n2 = u8::try_from(source.unsigned()?).map_err(|_| DecodeError::Malformed("n2 out of range"))?;
             (bits, n2)
         };
-        let previous = links.last().map(Link::fields);
-        let link = source.bytes(|data| {
-            let fields = LinkFields { entries, error, bpe, hashes, bits, n2, bytes: data.len() as u64, items: 0 };
-            chain.check_link(&fields, previous).map_err(DecodeError::Malformed)?;
-            bytes_so_far = bytes_so_far.checked_add(data.len()).ok_or(DecodeError::TooLarge)?;
-            if bytes_so_far > max_bytes {
-                return Err(DecodeError::TooLarge);
-            }
-            let mut link = Link::try_new(fields).map_err(|_| DecodeError::OutOfMemory)?;
-            link.bytes_mut().copy_from_slice(data);
-            Ok(link)
-        })?;
-        let mut link = link;
+        let data = source.bytes()?;
+        let fields = LinkFields { entries, error, bpe, hashes, bits, n2, bytes: data.len() as u64, items: 0 };
+        chain.check_link(&fields, links.last().map(Link::fields)).map_err(DecodeError::Malformed)?;
+        bytes_so_far = bytes_so_far.checked_add(data.len()).ok_or(DecodeError::TooLarge)?;
+        if bytes_so_far > max_bytes {
+            return Err(DecodeError::TooLarge);
+        }
+        let mut link = Link::with_bits(fields, data).ok_or(DecodeError::Malformed("bit array of another size"))?;
         link.set_items(source.unsigned()?).map_err(DecodeError::Malformed)?;
         links.push(link);
     }
@@ -286,9 +283,9 @@ mod tests {
                 _ => Err(DecodeError::Malformed("short read")),
             }
         }
-        fn bytes<T>(&mut self, use_bytes: impl FnOnce(&[u8]) -> Result<T, DecodeError>) -> Result<T, DecodeError> {
+        fn bytes(&mut self) -> Result<ByteArray, DecodeError> {
             match self.0.pop_front() {
-                Some(Value::Bytes(bytes)) => use_bytes(&bytes),
+                Some(Value::Bytes(bytes)) => ByteArray::try_copy_of(&bytes).map_err(|_| DecodeError::OutOfMemory),
                 _ => Err(DecodeError::Malformed("short read")),
             }
         }

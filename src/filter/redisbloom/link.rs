@@ -15,7 +15,7 @@
 //! bits, so every probe lands inside the array.
 
 use super::murmur::HashPair;
-use crate::filter::bits::{AllocationFailed, ZeroedBytes};
+use crate::filter::bits::{AllocationFailed, ByteArray};
 
 /// RedisBloom's approximations of ln(2)^2 and ln(2). The layout of a filter depends on the
 /// exact values, so these are the ones it uses, not the precise constants.
@@ -164,14 +164,20 @@ fn binary_exponent(value: f64) -> u32 {
 pub struct Link {
     fields: LinkFields,
     modulus: u64,
-    bits: ZeroedBytes,
+    bits: ByteArray,
 }
 
 impl Link {
     /// A link with clear bits for a description that passed [`LinkFields::check`] or came
     /// from [`LinkFields::sized`].
     pub fn try_new(fields: LinkFields) -> Result<Link, AllocationFailed> {
-        Ok(Link { fields, modulus: fields.modulus(), bits: ZeroedBytes::try_new(fields.bytes)? })
+        Link::with_bits(fields, ByteArray::try_zeroed(fields.bytes)?).ok_or(AllocationFailed)
+    }
+
+    /// A link of a checked description and its bits, read already; `None` when their length
+    /// is not the description's.
+    pub fn with_bits(fields: LinkFields, bits: ByteArray) -> Option<Link> {
+        (bits.len() as u64 == fields.bytes).then(|| Link { fields, modulus: fields.modulus(), bits })
     }
 
     pub fn try_clone(&self) -> Result<Link, AllocationFailed> {
