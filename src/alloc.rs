@@ -45,11 +45,23 @@ fn redis_functions() -> RedisFunctions {
     }
 }
 
+/// Zeroed allocations from this size on are zeroed by the kernel, lazily (see
+/// [`zero_lazily`]), on every server version.
+const LAZY_ZEROING_FROM: usize = 1 << 20;
+
 impl RedisFunctions {
     /// `size` bytes, zeroed if asked; null when memory is short.
     unsafe fn get(&self, size: usize, zeroed: bool) -> *mut u8 {
         unsafe {
             match (zeroed, self.allocate_zeroed, self.allocate) {
+                (true, _, Some(alloc)) if size >= LAZY_ZEROING_FROM => {
+                    let pointer: *mut u8 = alloc(size).cast();
+                    if !pointer.is_null() {
+                        advise_huge_pages(pointer, size);
+                        zero_lazily(pointer, size);
+                    }
+                    pointer
+                }
                 (true, Some(calloc), _) => {
                     let pointer: *mut u8 = calloc(1, size).cast();
                     if !pointer.is_null() {
@@ -68,6 +80,34 @@ impl RedisFunctions {
                 (false, _, Some(alloc)) => alloc(size).cast(),
                 _ => ptr::null_mut(),
             }
+        }
+    }
+}
+
+/// Zeroes a large allocation without touching it: the whole pages inside it are given back
+/// to the kernel (`MADV_DONTNEED`), which maps a zero page on their first access, and only
+/// the partial pages at its ends are written. Clearing 1 GB by hand stalls the server for
+/// about half a second and makes it all resident at once; this takes microseconds and the
+/// memory becomes resident as the filter's bits are written.
+///
+/// Why it is safe: every allocator Redis is built with (jemalloc, libc malloc, tcmalloc)
+/// takes its memory from private anonymous mappings, where `MADV_DONTNEED` guarantees
+/// zero-filled pages on the next access, and none keeps its own data inside a block it
+/// handed out. The allocator still counts the whole block (`used_memory`, `maxmemory` and
+/// `MEMORY USAGE` see all of it), and when the block is freed it treats it as used memory,
+/// as it would any other. Should the kernel refuse the advice, the range is written instead.
+unsafe fn zero_lazily(pointer: *mut u8, size: usize) {
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1);
+    let begin = pointer as usize;
+    let (start, end) = (begin.next_multiple_of(page), (begin + size) / page * page);
+    unsafe {
+        // SAFETY: [start, end) lies inside the block we own; the advice only drops contents.
+        if end > start && libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) == 0 {
+            ptr::write_bytes(pointer, 0, start - begin);
+            ptr::write_bytes(end as *mut u8, 0, begin + size - end);
+        } else {
+            ptr::write_bytes(pointer, 0, size);
         }
     }
 }
@@ -128,8 +168,8 @@ unsafe impl GlobalAlloc for RedisFallibleAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // calloc (Redis 7.4 and later) hands out fresh pages from the kernel for large sizes,
-        // which are zero already; older servers clear the memory here.
+        // Large blocks are zeroed lazily (`zero_lazily`); small ones by calloc where the
+        // server has TryCalloc (7.4 and later), else here.
         unsafe { allocate(layout, true) }
     }
 
