@@ -16,7 +16,7 @@ pub struct Creation {
 }
 
 /// The words of `FORMAT`, which BF.RESERVE and BF.INSERT take (an extension of this module).
-pub fn format_name(format: Format) -> &'static str {
+fn format_name(format: Format) -> &'static str {
     match format {
         Format::Redbloom => "REDBLOOM",
         Format::RedisBloom => "REDISBLOOM",

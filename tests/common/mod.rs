@@ -12,10 +12,16 @@ use std::time::{Duration, Instant};
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 pub fn module_path() -> PathBuf {
-    let path = std::env::var_os("REDBLOOM_MODULE")
+    existing_file("REDBLOOM_MODULE", "target/release/libredbloom.so", "build it first (make test does)")
+}
+
+/// The file the environment variable `variable` names, else `default` under the repository;
+/// it must exist, or the test stops saying how to get it.
+fn existing_file(variable: &str, default: &str, remedy: &str) -> PathBuf {
+    let path = std::env::var_os(variable)
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredbloom.so"));
-    assert!(path.exists(), "{} is missing: build it first (make test does)", path.display());
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
+    assert!(path.exists(), "{} is missing: {remedy}", path.display());
     path
 }
 
@@ -253,11 +259,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// The official RedisBloom binary the tests compare with (`make peers` fetches it).
 pub fn redisbloom_path() -> PathBuf {
-    let path = std::env::var_os("REDISBLOOM_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/peers/redisbloom-2.8.2.so"));
-    assert!(path.exists(), "{} is missing: `make peers` fetches it (make test does)", path.display());
-    path
+    existing_file("REDISBLOOM_PATH", "target/peers/redisbloom-2.8.2.so", "`make peers` fetches it (make test does)")
 }
 
 /// Redis's DUMP checksum: CRC-64/Jones, reflected, initial value 0.
