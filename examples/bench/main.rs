@@ -10,6 +10,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 mod report;
+mod stalls;
 mod workloads;
 
 use common::Server;
@@ -98,10 +99,15 @@ fn main() {
         }
     }
     let mut efficiency = Vec::new();
+    let mut stalls = Vec::new();
     for target in &mut targets {
         efficiency.push(workloads::memory_efficiency(target));
+        if options.sizes.iter().any(|size| size.name == "1GB") {
+            eprintln!("== slowest single calls on 1 GB filters: {}", target.name);
+            stalls.extend(stalls::measure(target));
+        }
     }
-    let report = report::Report::new(results, efficiency, &targets);
+    let report = report::Report::new(results, efficiency, stalls, &targets);
     println!("{}", report.table());
     if let Some(dir) = options.json.parent() {
         let _ = std::fs::create_dir_all(dir);

@@ -1,11 +1,13 @@
 //! The benchmark's output: a readable table and the same figures as JSON.
 
+use crate::stalls::Stall;
 use crate::workloads::{Efficiency, Measurement, Target};
 use std::fmt::Write;
 
 pub struct Report {
     measurements: Vec<Measurement>,
     efficiency: Vec<Efficiency>,
+    stalls: Vec<Stall>,
     ours: String,
     others: Vec<String>,
     machine: String,
@@ -23,6 +25,7 @@ impl Report {
     pub fn new(
         measurements: Vec<Measurement>,
         efficiency: Vec<Vec<Efficiency>>,
+        stalls: Vec<Stall>,
         targets: &[Target],
     ) -> Report {
         let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -38,6 +41,7 @@ impl Report {
         Report {
             measurements,
             efficiency: efficiency.into_iter().flatten().collect(),
+            stalls,
             ours: targets[0].name.clone(),
             others: targets[1..].iter().map(|t| t.name.clone()).collect(),
             machine,
@@ -137,6 +141,30 @@ impl Report {
                 e.bits_per_item / e.classic_bits_per_item
             );
         }
+
+        if !self.stalls.is_empty() {
+            let targets: Vec<&String> = std::iter::once(&self.ours).chain(&self.others).collect();
+            let _ = writeln!(out, "\nServer time of the slowest single call (SLOWLOG), µs, on a filter of 800M items at 1%:\n");
+            let _ = write!(out, "| operation |");
+            for target in &targets {
+                let _ = write!(out, " {target} |");
+            }
+            let _ = write!(out, "\n|---|{}\n", "---|".repeat(targets.len()));
+            let mut operations: Vec<&str> = Vec::new();
+            for stall in &self.stalls {
+                if !operations.contains(&stall.operation) {
+                    operations.push(stall.operation);
+                }
+            }
+            for operation in operations {
+                let _ = write!(out, "| {operation} |");
+                for target in &targets {
+                    let usec = self.stalls.iter().find(|s| s.operation == operation && &&s.target == target);
+                    let _ = write!(out, " {} |", usec.map_or("-".to_string(), |s| s.usec.to_string()));
+                }
+                out.push('\n');
+            }
+        }
         out
     }
 
@@ -177,11 +205,17 @@ impl Report {
                 )
             })
             .collect();
+        let stalls: Vec<String> = self
+            .stalls
+            .iter()
+            .map(|s| format!("{{\"target\":{:?},\"operation\":{:?},\"slowest_usec\":{}}}", s.target, s.operation, s.usec))
+            .collect();
         format!(
-            "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n]}}\n",
+            "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n],\"slowest_calls\":[\n{}\n]}}\n",
             self.machine,
             measurements.join(",\n"),
-            efficiency.join(",\n")
+            efficiency.join(",\n"),
+            stalls.join(",\n")
         )
     }
 }

@@ -41,6 +41,10 @@ pub struct Target {
 }
 
 impl Target {
+    pub fn connection(&mut self) -> &mut Connection {
+        &mut self.con
+    }
+
     pub fn new(name: &str, server: Server, measures_baselines: bool) -> Target {
         let mut con = server.connection();
         let version = info_field(&mut con, "server", "redis_version").unwrap_or_default();
