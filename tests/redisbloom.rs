@@ -462,6 +462,8 @@ fn sized_link(entries: u64, error: f64, rounded: bool) -> LinkHeader {
         (wanted as u64, 0, entries)
     };
     let bytes = modulus.div_ceil(64) * 8;
+    // RedisBloom's approximation of ln(2), not the exact constant.
+    #[allow(clippy::approx_constant)]
     let hashes = (0.693147180559945 * bpe).ceil() as u32;
     LinkHeader { bytes, bits: bytes * 8, items: 0, error, bpe, hashes, entries, n2 }
 }
@@ -495,7 +497,7 @@ fn older_encoding_versions_load_and_answer_as_redisbloom() {
     // version 0 derives it from capacity and bits per entry, which a link whose size is a
     // whole number of 64-bit words shares with the layouts RedisBloom writes.
     let mut entries = 300;
-    while (entries as f64 * sized_link(entries, 0.005, false).bpe) as u64 % 64 != 0 {
+    while !((entries as f64 * sized_link(entries, 0.005, false).bpe) as u64).is_multiple_of(64) {
         entries += 1;
     }
     let items = numbered("old", entries as usize / 2);

@@ -124,6 +124,10 @@ impl ByteArray {
         self.len
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Asks the CPU to start loading the cache line holding byte `index`.
     #[inline]
     pub fn prefetch(&self, index: usize) {

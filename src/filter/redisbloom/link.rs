@@ -20,6 +20,7 @@ use crate::filter::bits::{AllocationFailed, ByteArray};
 /// RedisBloom's approximations of ln(2)^2 and ln(2). The layout of a filter depends on the
 /// exact values, so these are the ones it uses, not the precise constants.
 const LN2_SQUARED: f64 = 0.480453013918201;
+#[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693147180559945;
 
 /// RedisBloom's options, as stored with every filter.
@@ -69,7 +70,7 @@ impl LinkFields {
         let bpe = bits_per_entry(error);
         let wanted_bits = entries as f64 * bpe;
         // Far past any real filter, and where the sizes below would overflow.
-        if !(wanted_bits < (1u64 << 60) as f64) {
+        if wanted_bits.is_nan() || wanted_bits >= (1u64 << 60) as f64 {
             return None;
         }
         let (modulus, n2, entries) = if options & OPTION_NO_ROUND != 0 {
@@ -118,7 +119,8 @@ impl LinkFields {
             return Err("more items than capacity");
         }
         let bpe = bits_per_entry(self.error);
-        if !((self.bpe - bpe).abs() <= bpe * 1e-9) {
+        let bpe_matches = (self.bpe - bpe).abs() <= bpe * 1e-9;
+        if !bpe_matches {
             return Err("bits per entry do not match the error rate");
         }
         if f64::from(self.hashes) != hashes_for(self.bpe) {
