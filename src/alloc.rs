@@ -9,6 +9,8 @@ use redis_module::raw;
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 pub struct RedisFallibleAlloc;
 
@@ -18,9 +20,7 @@ pub struct RedisFallibleAlloc;
 /// 64-byte blocks, are made by hand.
 const ROUNDED_ALIGN: usize = 16;
 
-// Buffers Redis allocated (an RDB string) are taken over as filters' bits and freed through
-// this allocator with this alignment: it must route them to RedisModule_Free.
-const _: () = assert!(crate::filter::bits::ADOPTED_ALIGNMENT <= ROUNDED_ALIGN);
+
 
 /// Bit arrays are read at random. On 4 KiB pages a large one costs a TLB miss and a page
 /// walk per lookup on top of the cache miss; on 2 MiB pages its page tables fit in cache.
@@ -90,27 +90,80 @@ impl RedisFunctions {
 /// about half a second and makes it all resident at once; this takes microseconds and the
 /// memory becomes resident as the filter's bits are written.
 ///
-/// Why it is safe: every allocator Redis is built with (jemalloc, libc malloc, tcmalloc)
-/// takes its memory from private anonymous mappings, where `MADV_DONTNEED` guarantees
-/// zero-filled pages on the next access, and none keeps its own data inside a block it
-/// handed out. The allocator still counts the whole block (`used_memory`, `maxmemory` and
-/// `MEMORY USAGE` see all of it), and when the block is freed it treats it as used memory,
-/// as it would any other. Should the kernel refuse the advice, the range is written instead.
+/// Why it is safe: `MADV_DONTNEED` guarantees zero-filled pages on the next access in
+/// private anonymous mappings, which is where the allocators Redis is built with (jemalloc,
+/// libc malloc, tcmalloc) take their memory in their ordinary set-up, and none of them keeps
+/// its own data inside a block it handed out. The allocator still counts the whole block
+/// (`used_memory`, `maxmemory` and `MEMORY USAGE` see all of it), and when the block is
+/// freed it treats it as used memory, as it would any other. Where that guarantee may not
+/// hold (see [`lazy_zeroing_is_sound`]), or the kernel refuses the advice, the block is
+/// written instead.
 unsafe fn zero_lazily(pointer: *mut u8, size: usize) {
-    // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1);
+    let page = page_size();
     let begin = pointer as usize;
     let (start, end) = (begin.next_multiple_of(page), (begin + size) / page * page);
     unsafe {
         // SAFETY: [start, end) lies inside the block we own; the advice only drops contents.
-        if end > start && libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) == 0 {
+        if lazy_zeroing_is_sound()
+            && end > start
+            && libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) == 0
+        {
             ptr::write_bytes(pointer, 0, start - begin);
-            ptr::write_bytes(end as *mut u8, 0, begin + size - end);
+            ptr::write_bytes(pointer.add(end - begin), 0, begin + size - end);
         } else {
             ptr::write_bytes(pointer, 0, size);
         }
     }
 }
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1)
+}
+
+/// Whether `MADV_DONTNEED` zeroes this process's heap, decided once:
+/// - not where the allocator was told to take explicit huge pages or a shared file
+///   (glibc's `hugetlb` tunable, tcmalloc's `TCMALLOC_MEMFS_MALLOC_PATH`), where the advice
+///   rounds to huge pages or brings back the file's contents;
+/// - only where a probe shows it: some emulators (QEMU in user mode) accept the advice and
+///   discard nothing, which jemalloc also checks for at start-up.
+fn lazy_zeroing_is_sound() -> bool {
+    static SOUND: OnceLock<bool> = OnceLock::new();
+    *SOUND.get_or_init(|| {
+        let explicit_huge_pages = std::env::var("GLIBC_TUNABLES").is_ok_and(|tunables| tunables.contains("hugetlb"))
+            || std::env::var_os("TCMALLOC_MEMFS_MALLOC_PATH").is_some();
+        !explicit_huge_pages && advice_zeroes_a_page()
+    })
+}
+
+/// Maps one private anonymous page, fills it, advises it away, and reads it back.
+fn advice_zeroes_a_page() -> bool {
+    let page = page_size();
+    // SAFETY: a fresh private anonymous mapping of one page, used only here and unmapped.
+    unsafe {
+        let mapping = libc::mmap(
+            ptr::null_mut(),
+            page,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if mapping == libc::MAP_FAILED {
+            return false;
+        }
+        let bytes = std::slice::from_raw_parts_mut(mapping.cast::<u8>(), page);
+        bytes.fill(0xA5);
+        let zeroed = libc::madvise(mapping, page, libc::MADV_DONTNEED) == 0
+            && std::ptr::read_volatile(&bytes[page / 2]) == 0
+            && bytes.iter().all(|&byte| byte == 0);
+        libc::munmap(mapping, page);
+        zeroed
+    }
+}
+
+/// Set once any huge-page advice was given: until then, frees have nothing to undo.
+static HUGE_PAGES_ADVISED: AtomicBool = AtomicBool::new(false);
 
 /// Where `bf.huge-pages` is on, asks the kernel for transparent huge pages behind the whole
 /// 2 MiB pages of a large zeroed allocation (a bit array), before it is first touched. Only advice: where THP is
@@ -122,6 +175,7 @@ fn advise_huge_pages(pointer: *mut u8, size: usize) {
     let start = (pointer as usize).next_multiple_of(HUGE_PAGE);
     let end = (pointer as usize + size) & !(HUGE_PAGE - 1);
     if end > start {
+        HUGE_PAGES_ADVISED.store(true, Ordering::Relaxed);
         // SAFETY: the range lies inside an allocation we own; madvise changes no contents.
         unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
     }
@@ -129,7 +183,11 @@ fn advise_huge_pages(pointer: *mut u8, size: usize) {
 
 /// Undoes [`advise_huge_pages`] before the range goes back to the allocator, which would
 /// otherwise hand it on, huge pages and their copy-on-write cost included, to unrelated data.
+/// Only once some advice was given: each call splits a mapping, for nothing otherwise.
 fn forget_huge_page_advice(pointer: *mut u8, size: usize) {
+    if size < 2 * HUGE_PAGE || !HUGE_PAGES_ADVISED.load(Ordering::Relaxed) {
+        return;
+    }
     let start = (pointer as usize).next_multiple_of(HUGE_PAGE);
     let end = (pointer as usize + size) & !(HUGE_PAGE - 1);
     if end > start {
@@ -175,15 +233,15 @@ unsafe impl GlobalAlloc for RedisFallibleAlloc {
 
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
         let Some(free) = redis_functions().free else { return };
-        // SAFETY: `pointer` came from `allocate` with this layout.
+        // SAFETY: `pointer` came from `allocate` with this layout; the huge-page advice is
+        // undone over the very block it was given on.
         unsafe {
-            if layout.size() >= 2 * HUGE_PAGE {
-                forget_huge_page_advice(pointer, layout.size());
-            }
             if layout.align() <= ROUNDED_ALIGN {
+                forget_huge_page_advice(pointer, layout.size().next_multiple_of(layout.align()));
                 free(pointer.cast());
             } else {
                 let base = pointer.sub(HEADER).cast::<usize>().read_unaligned();
+                forget_huge_page_advice(base as *mut u8, layout.size() + layout.align() + HEADER);
                 free(base as *mut c_void);
             }
         }

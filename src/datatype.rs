@@ -157,7 +157,7 @@ impl RdbSource for RdbReader {
 
     fn bytes(&mut self) -> Result<ByteArray, DecodeError> {
         let buffer = RdbBuffer::load(self.0).map_err(|_| DecodeError::Malformed("short read"))?;
-        Ok(buffer.into_byte_array())
+        buffer.into_byte_array().ok_or(DecodeError::Malformed("short read"))
     }
 }
 
@@ -208,20 +208,14 @@ impl RdbBuffer {
 
     /// The buffer as a filter's bits, taken over rather than copied: a RedisBloom link is
     /// one string in the RDB, often half the filter, and a copy would need that much memory
-    /// again while loading.
-    fn into_byte_array(self) -> ByteArray {
+    /// again while loading. `None` only where the server lacks RedisModule_Free.
+    fn into_byte_array(self) -> Option<ByteArray> {
+        // SAFETY: reading a function pointer Redis set at module load.
+        let free = unsafe { raw::RedisModule_Free }?;
         let buffer = ManuallyDrop::new(self);
-        match NonNull::new(buffer.pointer) {
-            // SAFETY: Redis allocated these `len` bytes with its allocator and hands them to
-            // us; nobody else owns them. This module's global allocator (`alloc.rs`) frees
-            // every layout aligned to 16 or less with RedisModule_Free, which is how Redis
-            // says such a buffer is freed.
-            Some(pointer) if buffer.len > 0 => unsafe { ByteArray::from_global_allocation(pointer, buffer.len) },
-            _ => {
-                drop(ManuallyDrop::into_inner(buffer));
-                ByteArray::empty()
-            }
-        }
+        // SAFETY: `load` checked the pointer; Redis allocated these `len` bytes for us alone,
+        // and RedisModule_Free is how it says to free them.
+        NonNull::new(buffer.pointer).map(|pointer| unsafe { ByteArray::take_over(pointer, buffer.len, free) })
     }
 }
 

@@ -51,8 +51,19 @@ pub struct AllocationFailed;
 pub struct ByteArray {
     pointer: NonNull<u8>,
     len: usize,
-    /// The alignment it was allocated with, which freeing it must name again.
-    align: usize,
+    /// How the memory goes back: to the global allocator, or to whoever handed it over.
+    release: Release,
+}
+
+/// A function that frees memory handed over by its owner (Redis's `RedisModule_Free`).
+pub type FreeFunction = unsafe extern "C" fn(*mut std::ffi::c_void);
+
+#[derive(Clone, Copy)]
+enum Release {
+    /// Allocated here with this alignment, which freeing must name again.
+    GlobalAllocator { align: usize },
+    /// Taken over from another owner, freed by its function.
+    Function(FreeFunction),
 }
 
 // SAFETY: ByteArray owns its allocation exclusively, like a Box<[u8]>.
@@ -61,9 +72,6 @@ unsafe impl Sync for ByteArray {}
 
 /// Arrays this module allocates are aligned to a cache line, so blocks never straddle two.
 const ALIGNMENT: usize = BLOCK_BYTES;
-
-/// The alignment under which [`ByteArray::from_global_allocation`] takes memory over.
-pub const ADOPTED_ALIGNMENT: usize = 8;
 
 impl ByteArray {
     /// Allocates `len` zeroed bytes, or fails without aborting.
@@ -79,11 +87,11 @@ impl ByteArray {
         // SAFETY: the layout has a non-zero size.
         let pointer = unsafe { alloc::alloc_zeroed(layout) };
         let pointer = NonNull::new(pointer).ok_or(AllocationFailed)?;
-        Ok(ByteArray { pointer, len, align: ALIGNMENT })
+        Ok(ByteArray { pointer, len, release: Release::GlobalAllocator { align: ALIGNMENT } })
     }
 
-    pub fn empty() -> ByteArray {
-        ByteArray { pointer: NonNull::<Block>::dangling().cast(), len: 0, align: ALIGNMENT }
+    fn empty() -> ByteArray {
+        ByteArray { pointer: NonNull::<Block>::dangling().cast(), len: 0, release: Release::GlobalAllocator { align: ALIGNMENT } }
     }
 
     /// A copy of `bytes` in an array of its own.
@@ -93,16 +101,15 @@ impl ByteArray {
         Ok(copy)
     }
 
-    /// Takes over `len` bytes at `pointer`, which the caller hands over, so that a buffer
-    /// read from a file becomes a filter's bits without being copied.
+    /// Takes over `len` bytes at `pointer`, which the caller hands over with the function
+    /// that frees them, so that a buffer read from a file becomes a filter's bits without
+    /// being copied. The bytes are only ever read and written as bytes: no alignment needed.
     ///
     /// # Safety
-    /// `pointer` is non-null, holds `len` initialised bytes, is owned by nobody else, and
-    /// freeing it through the global allocator with a layout of `len` bytes aligned to
-    /// [`ADOPTED_ALIGNMENT`] is correct (it came from that allocator, or from one the global
-    /// allocator frees into for such layouts).
-    pub unsafe fn from_global_allocation(pointer: NonNull<u8>, len: usize) -> ByteArray {
-        ByteArray { pointer, len, align: ADOPTED_ALIGNMENT }
+    /// `pointer` holds `len` initialised bytes, is owned by nobody else from now on, and is
+    /// freed by calling `free` on it, once.
+    pub unsafe fn take_over(pointer: NonNull<u8>, len: usize, free: FreeFunction) -> ByteArray {
+        ByteArray { pointer, len, release: Release::Function(free) }
     }
 
     pub fn try_clone(&self) -> Result<ByteArray, AllocationFailed> {
@@ -146,13 +153,17 @@ impl ByteArray {
 
 impl Drop for ByteArray {
     fn drop(&mut self) {
-        if self.len > 0 {
-            // The layout was valid when allocating, so it still is.
-            if let Ok(layout) = AllocLayout::from_size_align(self.len, self.align) {
-                // SAFETY: allocated with this very layout (try_zeroed), or handed over with
-                // the promise that it may be freed so (from_global_allocation).
-                unsafe { alloc::dealloc(self.pointer.as_ptr(), layout) }
+        match self.release {
+            // SAFETY: handed over with the promise that `free` releases it (take_over).
+            Release::Function(free) => unsafe { free(self.pointer.as_ptr().cast()) },
+            Release::GlobalAllocator { align } if self.len > 0 => {
+                // The layout was valid when allocating, so it still is.
+                if let Ok(layout) = AllocLayout::from_size_align(self.len, align) {
+                    // SAFETY: allocated in try_zeroed with this very layout.
+                    unsafe { alloc::dealloc(self.pointer.as_ptr(), layout) }
+                }
             }
+            Release::GlobalAllocator { .. } => {}
         }
     }
 }
@@ -255,16 +266,25 @@ mod tests {
     }
 
     #[test]
-    fn a_buffer_taken_over_is_kept_and_freed_as_its_own() {
-        let layout = AllocLayout::from_size_align(24, ADOPTED_ALIGNMENT).unwrap();
-        // SAFETY: a fresh allocation of this layout, filled, then handed over.
+    fn a_buffer_taken_over_is_kept_and_freed_by_its_owner() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static FREED: AtomicUsize = AtomicUsize::new(0);
+        unsafe extern "C" fn free(pointer: *mut std::ffi::c_void) {
+            FREED.fetch_add(1, Ordering::SeqCst);
+            // SAFETY: allocated below with this layout.
+            unsafe { alloc::dealloc(pointer.cast(), AllocLayout::from_size_align(24, 1).unwrap()) }
+        }
+        // SAFETY: a fresh allocation, filled, then handed over with the function that frees it.
         let adopted = unsafe {
-            let pointer = NonNull::new(alloc::alloc(layout)).unwrap();
+            let pointer = NonNull::new(alloc::alloc(AllocLayout::from_size_align(24, 1).unwrap())).unwrap();
             std::ptr::write_bytes(pointer.as_ptr(), 7, 24);
-            ByteArray::from_global_allocation(pointer, 24)
+            ByteArray::take_over(pointer, 24, free)
         };
         assert_eq!(adopted.as_slice(), &[7; 24]);
-        assert_eq!(adopted.try_clone().unwrap().as_slice(), adopted.as_slice());
+        let copy = adopted.try_clone().unwrap();
+        drop(adopted);
+        assert_eq!(FREED.load(Ordering::SeqCst), 1);
+        assert_eq!(copy.as_slice(), &[7; 24]);
     }
 
     #[test]
