@@ -9,6 +9,8 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod floor;
+mod persistence;
 mod report;
 mod stalls;
 mod workloads;
@@ -99,15 +101,23 @@ fn main() {
         }
     }
     let mut efficiency = Vec::new();
-    let mut stalls = Vec::new();
+    let mut large = report::Large::default();
+    let measures_large = options.sizes.iter().any(|size| size.name == "1GB");
     for target in &mut targets {
         efficiency.push(workloads::memory_efficiency(target));
-        if options.sizes.iter().any(|size| size.name == "1GB") {
-            eprintln!("== slowest single calls on 1 GB filters: {}", target.name);
-            stalls.extend(stalls::measure(target));
+        if measures_large {
+            eprintln!("== slowest single calls and persistence on 1 GB filters: {}", target.name);
+            large.stalls.extend(stalls::measure(target));
+            large.persistence.push(persistence::measure(target));
         }
     }
-    let report = report::Report::new(results, efficiency, stalls, &targets);
+    // Each filter size's floor, over a buffer of the size redbloom's filter of it takes.
+    let floors = options
+        .sizes
+        .iter()
+        .map(|size| (size.name, floor::measure((size.capacity as f64 * 1.258) as usize)))
+        .collect();
+    let report = report::Report::new(results, efficiency, large, floors, &targets);
     println!("{}", report.table());
     if let Some(dir) = options.json.parent() {
         let _ = std::fs::create_dir_all(dir);

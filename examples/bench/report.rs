@@ -1,13 +1,23 @@
 //! The benchmark's output: a readable table and the same figures as JSON.
 
+use crate::floor::Floor;
+use crate::persistence::PersistenceCost;
 use crate::stalls::Stall;
 use crate::workloads::{Efficiency, Measurement, Target};
 use std::fmt::Write;
 
+/// What is measured on 1 GB filters only.
+#[derive(Default)]
+pub struct Large {
+    pub stalls: Vec<Stall>,
+    pub persistence: Vec<PersistenceCost>,
+}
+
 pub struct Report {
     measurements: Vec<Measurement>,
     efficiency: Vec<Efficiency>,
-    stalls: Vec<Stall>,
+    large: Large,
+    floors: Vec<(&'static str, Floor)>,
     ours: String,
     others: Vec<String>,
     machine: String,
@@ -25,7 +35,8 @@ impl Report {
     pub fn new(
         measurements: Vec<Measurement>,
         efficiency: Vec<Vec<Efficiency>>,
-        stalls: Vec<Stall>,
+        large: Large,
+        floors: Vec<(&'static str, Floor)>,
         targets: &[Target],
     ) -> Report {
         let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -41,7 +52,8 @@ impl Report {
         Report {
             measurements,
             efficiency: efficiency.into_iter().flatten().collect(),
-            stalls,
+            large,
+            floors,
             ours: targets[0].name.clone(),
             others: targets[1..].iter().map(|t| t.name.clone()).collect(),
             machine,
@@ -142,7 +154,7 @@ impl Report {
             );
         }
 
-        if !self.stalls.is_empty() {
+        if !self.large.stalls.is_empty() {
             let targets: Vec<&String> = std::iter::once(&self.ours).chain(&self.others).collect();
             let _ = writeln!(out, "\nServer time of the slowest single call (SLOWLOG), µs, on a filter of 800M items at 1%:\n");
             let _ = write!(out, "| operation |");
@@ -151,7 +163,7 @@ impl Report {
             }
             let _ = write!(out, "\n|---|{}\n", "---|".repeat(targets.len()));
             let mut operations: Vec<&str> = Vec::new();
-            for stall in &self.stalls {
+            for stall in &self.large.stalls {
                 if !operations.contains(&stall.operation) {
                     operations.push(stall.operation);
                 }
@@ -159,11 +171,40 @@ impl Report {
             for operation in operations {
                 let _ = write!(out, "| {operation} |");
                 for target in &targets {
-                    let usec = self.stalls.iter().find(|s| s.operation == operation && &&s.target == target);
+                    let usec = self.large.stalls.iter().find(|s| s.operation == operation && &&s.target == target);
                     let _ = write!(out, " {} |", usec.map_or("-".to_string(), |s| s.usec.to_string()));
                 }
                 out.push('\n');
             }
+        }
+
+        if !self.large.persistence.is_empty() {
+            let _ = writeln!(out, "\nPersistence of a 1 GB filter (rdbcompression no; COW from rdb_last_cow_size over 20,000 BF.ADD during a BGSAVE):\n");
+            let _ = writeln!(out, "| module | MEMORY USAGE MB | used_memory MB | RSS MB | SAVE s | SAVE MB/s | load s | load MB/s | COW bytes per add |");
+            let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+            for p in &self.large.persistence {
+                let mb = |bytes: i64| bytes as f64 / 1e6;
+                let _ = writeln!(
+                    out,
+                    "| {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} | {:.0} | {:.0} |",
+                    p.target,
+                    mb(p.filter_bytes),
+                    mb(p.used_memory),
+                    mb(p.rss),
+                    p.save_seconds,
+                    mb(p.filter_bytes) / p.save_seconds,
+                    p.load_seconds,
+                    mb(p.filter_bytes) / p.load_seconds,
+                    p.cow_bytes_per_add
+                );
+            }
+        }
+
+        let _ = writeln!(out, "\nThe memory floor (this program, not Redis): one random cache-line read, ns:\n");
+        let _ = writeln!(out, "| buffer | one at a time (dependent) | in prefetched batches of 100 |");
+        let _ = writeln!(out, "|---|---|---|");
+        for (size, floor) in &self.floors {
+            let _ = writeln!(out, "| {size} ({} MB) | {:.1} | {:.1} |", floor.bytes >> 20, floor.dependent_ns, floor.batched_ns);
         }
         out
     }
@@ -205,17 +246,49 @@ impl Report {
                 )
             })
             .collect();
+        let persistence: Vec<String> = self
+            .large
+            .persistence
+            .iter()
+            .map(|p| {
+                format!(
+                    "{{\"target\":{:?},\"filter_bytes\":{},\"used_memory\":{},\"rss\":{},\"save_seconds\":{},\"load_seconds\":{},\"cow_bytes_per_add\":{}}}",
+                    p.target,
+                    p.filter_bytes,
+                    p.used_memory,
+                    p.rss,
+                    number(p.save_seconds),
+                    number(p.load_seconds),
+                    number(p.cow_bytes_per_add)
+                )
+            })
+            .collect();
+        let floors: Vec<String> = self
+            .floors
+            .iter()
+            .map(|(size, f)| {
+                format!(
+                    "{{\"filter\":{size:?},\"bytes\":{},\"dependent_ns\":{},\"batched_ns\":{}}}",
+                    f.bytes,
+                    number(f.dependent_ns),
+                    number(f.batched_ns)
+                )
+            })
+            .collect();
         let stalls: Vec<String> = self
+            .large
             .stalls
             .iter()
             .map(|s| format!("{{\"target\":{:?},\"operation\":{:?},\"slowest_usec\":{}}}", s.target, s.operation, s.usec))
             .collect();
         format!(
-            "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n],\"slowest_calls\":[\n{}\n]}}\n",
+            "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n],\"slowest_calls\":[\n{}\n],\"persistence\":[\n{}\n],\"floor\":[\n{}\n]}}\n",
             self.machine,
             measurements.join(",\n"),
             efficiency.join(",\n"),
-            stalls.join(",\n")
+            stalls.join(",\n"),
+            persistence.join(",\n"),
+            floors.join(",\n")
         )
     }
 }

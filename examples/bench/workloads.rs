@@ -251,7 +251,7 @@ fn add_members(con: &mut Connection, key: &str, count: usize) {
 /// Writes a filter whose bits are set at random with the density of a half-full filter, via
 /// SCANDUMP of an empty one (for the chunk layout, which every BF.* module defines itself)
 /// and LOADCHUNK; then adds real members. Answers the number of members.
-fn synthetic_fill(con: &mut Connection, key: &str, capacity: u64) -> usize {
+pub fn synthetic_fill(con: &mut Connection, key: &str, capacity: u64) -> usize {
     let template = format!("{key}:template");
     command(con, &["BF.RESERVE", &template, "0.01", &capacity.to_string(), "NONSCALING"]);
     let Value::Array(debug) = command(con, &["BF.DEBUG", &template]) else { panic!("BF.DEBUG") };
