@@ -17,9 +17,12 @@ use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-/// RedisBloom's encoding versions are 0 to 4, and this module reads them all. Ours is
-/// higher, so that RedisBloom refuses what this module saved instead of misreading it.
-pub const ENCODING_VERSION: i32 = 100;
+/// RedisBloom's encoding versions are 0 to 4, and this module reads them all. Ours are
+/// higher, so that RedisBloom refuses what this module saved instead of misreading it:
+/// - 101 (written): the header, then each link's bits as one string, kept as read on load;
+/// - 100 (read): the header, then the bits in chunks of at most 16 MiB, copied on load.
+pub const ENCODING_VERSION: i32 = 101;
+const CHUNKED_ENCODING_VERSION: i32 = 100;
 
 /// Free a filter in the background when it holds more than this many bytes per unit of
 /// effort reported; Redis frees lazily above an effort of 64, that is above 256 KiB.
@@ -75,8 +78,8 @@ extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
         };
         let header = filter.encode_header();
         unsafe { save(rdb, header.as_ptr().cast(), header.len()) };
-        for (_, chunk) in filter.chunks() {
-            unsafe { save(rdb, chunk.as_ptr().cast(), chunk.len()) };
+        for link in filter.link_bytes() {
+            unsafe { save(rdb, link.as_ptr().cast(), link.len()) };
         }
     })
 }
@@ -85,6 +88,8 @@ extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) ->
     guarded("rdb_load", ptr::null_mut(), || {
         let loaded = if encoding_version == ENCODING_VERSION {
             load_filter(rdb)
+        } else if encoding_version == CHUNKED_ENCODING_VERSION {
+            load_chunked_filter(rdb)
         } else if (0..=NEWEST_RDB_VERSION).contains(&encoding_version) {
             redisbloom_encoding::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb))
                 .map(Filter::RedisBloom)
@@ -113,7 +118,21 @@ fn describe(error: DecodeError, source: &str) -> String {
     }
 }
 
+/// A header, then each link's bits as one string, which becomes the link's bits as read.
 fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Filter, String> {
+    let header = RdbBuffer::load(rdb)?;
+    let mut reader = RdbReader(rdb);
+    let bits = |len: u64| {
+        let bytes = reader.bytes()?;
+        if bytes.len() as u64 != len {
+            return Err(DecodeError::Malformed("a link's length does not match its header"));
+        }
+        Ok(bytes)
+    };
+    Filter::decode_header_with(header.bytes(), load_budget(rdb), bits).map_err(|error| describe(error, "header"))
+}
+
+fn load_chunked_filter(rdb: *mut raw::RedisModuleIO) -> Result<Filter, String> {
     let header = RdbBuffer::load(rdb)?;
     let mut filter =
         Filter::decode_header(header.bytes(), load_budget(rdb)).map_err(|error| describe(error, "header"))?;

@@ -207,3 +207,22 @@ fn scandump_into_loadchunk_on_another_key() {
         assert_eq!(int(&mut con, &["BF.CARD", &target]), int(&mut con, &["BF.CARD", key]));
     }
 }
+
+/// An RDB value of the earlier encoding version (100: the bits in chunks of at most 16 MiB)
+/// still loads, into the very same filter.
+#[test]
+fn the_chunked_encoding_version_still_loads() {
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "k", "0.0001", "9000000"]);
+    madd_all(&mut con, "k", (0..5000).map(|n| format!("v{n}")));
+    let current = dump_payload(&mut con, "k");
+    let pieces = scandump(&mut con, "k");
+    assert!(pieces.len() >= 3, "meant to test a filter of several chunks");
+    let fields: Vec<Field> = pieces.iter().map(|(_, data)| Field::Bytes(data.clone())).collect();
+    let chunked = payload(&current, 100, &fields);
+    assert_ne!(chunked, current);
+    call_bytes(&mut con, &[b"RESTORE", b"old", b"0", &chunked]).expect("a version-100 payload");
+    assert_eq!(digest(&mut con, "old"), digest(&mut con, "k"));
+    assert_eq!(count_present(&mut con, "old", (0..5000).map(|n| format!("v{n}"))), 5000);
+}

@@ -378,22 +378,6 @@ impl Header {
     }
 }
 
-/// A value of a module's RDB record.
-enum Field {
-    Unsigned(u64),
-    Double(f64),
-    Bytes(Vec<u8>),
-}
-
-fn rdb_length(value: u64) -> Vec<u8> {
-    match value {
-        0..=63 => vec![value as u8],
-        64..=16383 => vec![0x40 | (value >> 8) as u8, value as u8],
-        _ if value <= u64::from(u32::MAX) => [&[0x80u8][..], &(value as u32).to_be_bytes()].concat(),
-        _ => [&[0x81u8][..], &value.to_be_bytes()].concat(),
-    }
-}
-
 /// The record RedisBloom writes at encoding `version`, from the published field order, for a
 /// filter given by its dump header and bits.
 fn record(header: &Header, bits: &[u8], version: u32) -> Vec<Field> {
@@ -416,24 +400,6 @@ fn record(header: &Header, bits: &[u8], version: u32) -> Vec<Field> {
         offset = end;
     }
     fields
-}
-
-/// A DUMP payload for a module value: `template` (a DUMP of an `MBbloom--` value) gives the
-/// type's id and the RDB version; the encoding version and the fields are `version`'s.
-fn payload(template: &[u8], version: u32, fields: &[Field]) -> Vec<u8> {
-    let mut out = template[..10].to_vec();
-    let id = (u64::from_be_bytes(out[2..10].try_into().unwrap()) & !0x3FF) | u64::from(version);
-    out[2..10].copy_from_slice(&id.to_be_bytes());
-    for field in fields {
-        match field {
-            Field::Unsigned(value) => out.extend([&[2u8][..], &rdb_length(*value)].concat()),
-            Field::Double(value) => out.extend([&[4u8][..], &value.to_le_bytes()].concat()),
-            Field::Bytes(bytes) => out.extend([&[5u8][..], &rdb_length(bytes.len() as u64), bytes].concat()),
-        }
-    }
-    out.push(0);
-    out.extend_from_slice(&template[template.len() - 10..]);
-    with_valid_checksum(out)
 }
 
 fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> Result<Value, String> {

@@ -215,6 +215,19 @@ impl BlockArray {
     pub fn prefetch(&self, index: usize) {
         self.0.prefetch(index.saturating_mul(BLOCK_BYTES));
     }
+
+    /// Blocks made of bytes read already: kept as they are where they lie on a cache-line
+    /// boundary (a large buffer from the allocator does), copied into an aligned array
+    /// otherwise. `None` when they are not a whole number of blocks, or on a failed copy.
+    pub fn from_bytes(bytes: ByteArray) -> Option<BlockArray> {
+        if !bytes.len().is_multiple_of(BLOCK_BYTES) {
+            return None;
+        }
+        if (bytes.pointer.as_ptr() as usize).is_multiple_of(BLOCK_BYTES) {
+            return Some(BlockArray(bytes));
+        }
+        ByteArray::try_copy_of(bytes.as_slice()).ok().map(BlockArray)
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! (within the bounds of `Layout::is_plausible_for`). Anything else is refused with an error
 //! before memory is allocated, and so is a filter beyond the caller's memory budget.
 
-use super::bits::BLOCK_BYTES;
+use super::bits::{ByteArray, BLOCK_BYTES};
 use super::chain::{BloomFilter, FilterError, MAX_LINKS};
 use super::params::{Layout, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE, TIGHTENING_RATIO};
 use super::sub_filter::SubFilter;
@@ -78,6 +78,32 @@ pub fn encode_header(filter: &BloomFilter) -> Vec<u8> {
 
 /// Builds the filter a header describes, bits all clear, to be filled by its chunks.
 pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<BloomFilter, DecodeError> {
+    decode_header_with(header, max_bytes, clear_bits)
+}
+
+/// Zeroed bits of `len` bytes, for a link whose contents come later.
+pub fn clear_bits(len: u64) -> Result<ByteArray, DecodeError> {
+    ByteArray::try_zeroed(len).map_err(|_| DecodeError::OutOfMemory)
+}
+
+/// As [`decode_header`], the bits of each link, in order, from `bits` (given the length the
+/// header says), once the header has been checked and held to the budget.
+pub fn decode_header_with(
+    header: &[u8],
+    max_bytes: usize,
+    bits: impl FnMut(u64) -> Result<ByteArray, DecodeError>,
+) -> Result<BloomFilter, DecodeError> {
+    parse_header(header)?.build(max_bytes, bits)
+}
+
+/// A header read and checked, before any memory is given to its filter.
+pub struct ParsedHeader {
+    expansion: u32,
+    descriptions: Vec<LinkDescription>,
+}
+
+/// Reads and checks a header: everything but the memory budget.
+pub fn parse_header(header: &[u8]) -> Result<ParsedHeader, DecodeError> {
     let mut reader = Reader(header);
     if reader.take(4)? != MAGIC {
         return Err(DecodeError::Malformed("not a redbloom filter header"));
@@ -114,26 +140,35 @@ pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<BloomFilter, Dec
     for description in &descriptions {
         description.check()?;
     }
+    Ok(ParsedHeader { expansion, descriptions })
+}
 
-    let total_bytes = descriptions
+impl ParsedHeader {
+    /// The filter, held to `max_bytes` before any bits are asked of `bits`.
+    pub fn build(
+        self,
+        max_bytes: usize,
+        mut bits: impl FnMut(u64) -> Result<ByteArray, DecodeError>,
+    ) -> Result<BloomFilter, DecodeError> {
+        let ParsedHeader { expansion, descriptions } = self;
+        let total_bytes = descriptions
         .iter()
         .try_fold(0usize, |sum, link| {
             usize::try_from(link.layout.blocks).ok()?.checked_mul(BLOCK_BYTES)?.checked_add(sum)
         })
         .ok_or(DecodeError::TooLarge)?;
-    if total_bytes > max_bytes {
-        return Err(DecodeError::TooLarge);
+        if total_bytes > max_bytes {
+            return Err(DecodeError::TooLarge);
+        }
+        let mut links = Vec::new();
+        links.try_reserve_exact(descriptions.len()).map_err(|_| DecodeError::OutOfMemory)?;
+        for link in &descriptions {
+            let data = bits(link.layout.bits() / 8)?;
+            let restored = SubFilter::restore(link.capacity, link.error_rate, link.layout, link.items, data);
+            links.push(restored.ok_or(DecodeError::Malformed("a link's bits do not match its header"))?);
+        }
+        Ok(BloomFilter::from_links(links, expansion))
     }
-
-    let mut links = Vec::new();
-    links.try_reserve_exact(link_count).map_err(|_| DecodeError::OutOfMemory)?;
-    for link in &descriptions {
-        links.push(
-            SubFilter::try_restore(link.capacity, link.error_rate, link.layout, link.items)
-                .map_err(|_| DecodeError::OutOfMemory)?,
-        );
-    }
-    Ok(BloomFilter::from_links(links, expansion))
 }
 
 struct LinkDescription {

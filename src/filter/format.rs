@@ -8,6 +8,7 @@
 //! [`CHUNK_BYTES`](encoding::CHUNK_BYTES) that never cross a link boundary (RedisBloom 2.8
 //! cuts its dumps the same way). Only the header differs.
 
+use super::bits::ByteArray;
 use super::chain::{BloomFilter, FilterError};
 use super::encoding::{self, ChunkError, DecodeError};
 use super::hash::ItemHash;
@@ -223,21 +224,30 @@ impl Filter {
     /// starts with this module's magic is read as one of ours; should that fail, as
     /// RedisBloom's, whose first bytes (an item count) could in principle look the same.
     pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<Filter, DecodeError> {
-        if header.starts_with(encoding::MAGIC) {
-            match encoding::decode_header(header, max_bytes) {
-                Ok(chain) => return Ok(Filter::Redbloom(chain)),
-                Err(error @ DecodeError::Malformed(_)) => {
-                    return redisbloom::encoding::decode_header(header, max_bytes)
-                        .map(Filter::RedisBloom)
-                        .map_err(|_| error)
-                }
-                Err(error) => return Err(error),
-            }
-        }
-        redisbloom::encoding::decode_header(header, max_bytes).map(Filter::RedisBloom)
+        Filter::decode_header_with(header, max_bytes, encoding::clear_bits)
     }
 
-    fn link_bytes(&self) -> Box<dyn Iterator<Item = &[u8]> + '_> {
+    /// As [`decode_header`](Self::decode_header), each link's bits, in order, from `bits`
+    /// (given the length the header says), once the header has been checked and held to the
+    /// budget: an RDB's strings become the filter's bits without a copy.
+    pub fn decode_header_with(
+        header: &[u8],
+        max_bytes: usize,
+        bits: impl FnMut(u64) -> Result<ByteArray, DecodeError>,
+    ) -> Result<Filter, DecodeError> {
+        if header.starts_with(encoding::MAGIC) {
+            return match encoding::parse_header(header) {
+                Ok(parsed) => parsed.build(max_bytes, bits).map(Filter::Redbloom),
+                Err(error) => redisbloom::encoding::decode_header_with(header, max_bytes, bits)
+                    .map(Filter::RedisBloom)
+                    .map_err(|_| error),
+            };
+        }
+        redisbloom::encoding::decode_header_with(header, max_bytes, bits).map(Filter::RedisBloom)
+    }
+
+    /// Each link's bits, in link order.
+    pub fn link_bytes(&self) -> Box<dyn Iterator<Item = &[u8]> + '_> {
         match self {
             Filter::Redbloom(chain) => Box::new(chain.links().iter().map(|link| link.bytes())),
             Filter::RedisBloom(chain) => Box::new(chain.links().iter().map(|link| link.bytes())),

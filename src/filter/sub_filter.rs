@@ -1,6 +1,6 @@
 //! One fixed-size Bloom filter: a link of the scalable chain.
 
-use super::bits::{AllocationFailed, BlockArray};
+use super::bits::{AllocationFailed, BlockArray, ByteArray};
 use super::hash::ItemHash;
 use super::params::Layout;
 
@@ -20,16 +20,13 @@ impl SubFilter {
         Ok(SubFilter { capacity, error_rate, layout, items: 0, bits: BlockArray::try_zeroed(layout.blocks)? })
     }
 
-    /// A link rebuilt from decoded parameters, its bits still clear.
-    pub fn try_restore(
-        capacity: u64,
-        error_rate: f64,
-        layout: Layout,
-        items: u64,
-    ) -> Result<SubFilter, AllocationFailed> {
-        let mut link = SubFilter::try_new(capacity, error_rate, layout)?;
-        link.items = items;
-        Ok(link)
+    /// A link rebuilt from decoded parameters and its bits; `None` when the bits are not
+    /// the layout's size (or could not be aligned).
+    pub fn restore(capacity: u64, error_rate: f64, layout: Layout, items: u64, bits: ByteArray) -> Option<SubFilter> {
+        if bits.len() as u64 != layout.bits() / 8 {
+            return None;
+        }
+        Some(SubFilter { capacity, error_rate, layout, items, bits: BlockArray::from_bytes(bits)? })
     }
 
     pub fn try_clone(&self) -> Result<SubFilter, AllocationFailed> {

@@ -58,6 +58,16 @@ pub fn encode_header(chain: &Chain) -> Vec<u8> {
 
 /// Builds the filter a dump header describes, bits all clear, to be filled by its chunks.
 pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<Chain, DecodeError> {
+    decode_header_with(header, max_bytes, crate::filter::encoding::clear_bits)
+}
+
+/// As [`decode_header`], the bits of each link, in order, from `bits` (given the length the
+/// header says), once the header has been checked and held to the budget.
+pub fn decode_header_with(
+    header: &[u8],
+    max_bytes: usize,
+    mut bits: impl FnMut(u64) -> Result<ByteArray, DecodeError>,
+) -> Result<Chain, DecodeError> {
     let link_count = header.get(8..12).map(|bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
     let link_count = link_count.ok_or(DecodeError::Malformed("header is truncated"))? as usize;
     if link_count == 0 || link_count > MAX_LINKS {
@@ -103,7 +113,8 @@ pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<Chain, DecodeErr
     let mut built = Vec::new();
     built.try_reserve_exact(link_count).map_err(|_| DecodeError::OutOfMemory)?;
     for link in links {
-        built.push(Link::try_new(link).map_err(|_| DecodeError::OutOfMemory)?);
+        let data = bits(link.bytes)?;
+        built.push(Link::with_bits(link, data).ok_or(DecodeError::Malformed("a link's bits do not match its header"))?);
     }
     Ok(Chain::from_links(chain, built))
 }
