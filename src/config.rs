@@ -22,8 +22,9 @@ pub static ERROR_RATE: ErrorRateConfig = ErrorRateConfig(AtomicU64::new(0x3F84_7
 pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
 pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
-/// Off by default: a write during a fork (BGSAVE, replication) copies a whole 2 MiB page
-/// instead of 4 KiB, so write-heavy servers that persist would see memory spikes.
+/// Off by default: huge pages are faulted in 2 MiB at a time, so a fresh filter becomes
+/// resident after a few hundred random adds instead of as it fills (and on kernels before
+/// 5.8 a write during a fork copied the whole 2 MiB page).
 pub static HUGE_PAGES: AtomicBool = AtomicBool::new(false);
 /// The format of filters created without `FORMAT`: this module's by default, for speed.
 pub static FORMAT: FormatConfig = FormatConfig(AtomicU8::new(FormatSetting::redbloom as u8));
