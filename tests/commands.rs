@@ -528,3 +528,54 @@ fn commands_are_described_to_redis() {
     let keys = ok(&mut con, &["COMMAND", "GETKEYS", "BF.MADD", "thekey", "a", "b"]);
     assert_eq!(keys, Value::Array(vec![Value::BulkString(b"thekey".to_vec())]));
 }
+
+/// COMMAND DOCS describes every argument, so that redis-cli's hints and client generators
+/// know the commands: names in order, types, tokens, optional and multiple flags.
+#[test]
+fn command_docs_describe_every_argument() {
+    let server = Server::start();
+    let mut con = server.connection();
+    // Each argument as `name:type[:token][:flags]`, nested choices in brackets.
+    fn describe(arguments: &[Value]) -> Vec<String> {
+        arguments
+            .iter()
+            .map(|argument| {
+                let Value::Array(fields) = argument else { panic!("{argument:?}") };
+                let mut parts = Vec::new();
+                let mut choices = String::new();
+                for pair in fields.chunks(2) {
+                    let key = String::from_utf8(bulk(pair[0].clone())).unwrap();
+                    match (&*key, &pair[1]) {
+                        ("arguments", Value::Array(nested)) => choices = format!("[{}]", describe(nested).join(" ")),
+                        ("flags", Value::Array(flags)) => {
+                            parts.push(flags.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(","))
+                        }
+                        ("name" | "type" | "token", value) => parts.push(String::from_utf8(bulk(value.clone())).unwrap()),
+                        _ => {}
+                    }
+                }
+                parts.join(":") + &choices
+            })
+            .collect()
+    }
+    let expected: [(&str, &str); 11] = [
+        ("bf.reserve", "key:key error_rate:double capacity:integer expansion:integer:EXPANSION:simple-string(\"optional\") nonscaling:pure-token:NONSCALING:simple-string(\"optional\") format:oneof:FORMAT:simple-string(\"optional\")[redbloom:pure-token:REDBLOOM redisbloom:pure-token:REDISBLOOM]"),
+        ("bf.add", "key:key item:string"),
+        ("bf.madd", "key:key item:string:simple-string(\"multiple\")"),
+        ("bf.insert", "key:key capacity:integer:CAPACITY:simple-string(\"optional\") error:double:ERROR:simple-string(\"optional\") expansion:integer:EXPANSION:simple-string(\"optional\") nocreate:pure-token:NOCREATE:simple-string(\"optional\") nonscaling:pure-token:NONSCALING:simple-string(\"optional\") format:oneof:FORMAT:simple-string(\"optional\")[redbloom:pure-token:REDBLOOM redisbloom:pure-token:REDISBLOOM] items:pure-token:ITEMS item:string:simple-string(\"multiple\")"),
+        ("bf.exists", "key:key item:string"),
+        ("bf.mexists", "key:key item:string:simple-string(\"multiple\")"),
+        ("bf.card", "key:key"),
+        ("bf.info", "key:key single_value:oneof:simple-string(\"optional\")[capacity:pure-token:CAPACITY size:pure-token:SIZE filters:pure-token:FILTERS items:pure-token:ITEMS expansion:pure-token:EXPANSION]"),
+        ("bf.debug", "key:key"),
+        ("bf.scandump", "key:key iterator:integer"),
+        ("bf.loadchunk", "key:key iterator:integer data:string"),
+    ];
+    for (command, arguments) in expected {
+        let Value::Array(reply) = ok(&mut con, &["COMMAND", "DOCS", command]) else { panic!() };
+        let Value::Array(doc) = &reply[1] else { panic!("{reply:?}") };
+        let position = doc.iter().position(|v| *v == Value::BulkString(b"arguments".to_vec())).expect("arguments");
+        let Value::Array(described) = &doc[position + 1] else { panic!() };
+        assert_eq!(describe(described).join(" "), arguments, "{command}");
+    }
+}

@@ -2,6 +2,7 @@
 //! call goes through (arity, panic guard, error replies), and one file per command family.
 
 mod add;
+mod docs;
 mod dump;
 mod error;
 mod info;
@@ -351,6 +352,8 @@ pub fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
         key_specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
         key_specs[0].fk.range =
             raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 { lastkey: 0, keystep: 1, limit: 0 };
+        let mut storage = Vec::new();
+        let args = docs::to_raw(docs::arguments(command.name), &mut storage);
         let info = raw::RedisModuleCommandInfo {
             version: &version,
             summary: command.summary.as_ptr(),
@@ -360,7 +363,7 @@ pub fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
             tips: std::ptr::null(),
             arity: command.arity,
             key_specs: key_specs.as_mut_ptr(),
-            args: std::ptr::null_mut(),
+            args,
         };
         set_info(handle, &info);
     }
