@@ -101,7 +101,10 @@ extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) ->
             ))
         };
         match loaded {
-            Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
+            Ok(filter) => {
+                crate::metrics::held(&filter);
+                Box::into_raw(Box::new(filter)).cast()
+            }
             Err(reason) => {
                 redis_module::logging::log_warning(format!("redbloom: refusing a stored filter: {reason}"));
                 ptr::null_mut()
@@ -306,7 +309,9 @@ extern "C" fn free(value: *mut c_void) {
     guarded("free", (), || {
         if !value.is_null() {
             // SAFETY: Redis gives up its value; we stored it as a Box<Filter>.
-            drop(unsafe { Box::from_raw(value.cast::<Filter>()) });
+            let filter = unsafe { Box::from_raw(value.cast::<Filter>()) };
+            crate::metrics::freed(&filter);
+            drop(filter);
         }
     })
 }
@@ -324,7 +329,10 @@ extern "C" fn copy(
     guarded("copy", ptr::null_mut(), || {
         // SAFETY: as in rdb_save.
         match unsafe { filter_ref(value) }.try_clone() {
-            Ok(copy) => Box::into_raw(Box::new(copy)).cast(),
+            Ok(copy) => {
+                crate::metrics::held(&copy);
+                Box::into_raw(Box::new(copy)).cast()
+            }
             Err(_) => ptr::null_mut(),
         }
     })

@@ -73,6 +73,8 @@ impl Key {
             })
         };
         if status == raw::REDISMODULE_OK as c_int {
+            // SAFETY: Redis holds the value now, and this key keeps it alive for the call.
+            crate::metrics::held(unsafe { &*value });
             Ok(())
         } else {
             // SAFETY: Redis did not take the value, so this is the only owner.

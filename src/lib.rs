@@ -11,6 +11,7 @@ mod datatype;
 pub mod filter;
 mod foreign_types;
 mod keyspace;
+mod metrics;
 
 use datatype::BLOOM_TYPE;
 use foreign_types::{COUNT_MIN_TYPE, CUCKOO_TYPE, TOP_K_TYPE, T_DIGEST_TYPE};
@@ -43,6 +44,7 @@ fn initialize(ctx: &Context, args: &[RedisString]) -> Status {
         }
     }
     commands::add_acl_category(ctx.ctx);
+    metrics::register(ctx.ctx);
     for command in commands::COMMANDS {
         // SAFETY: module load, live context, names and flags are NUL-terminated literals.
         let status = unsafe {

@@ -159,3 +159,68 @@ fn the_format_of_new_filters_is_configurable() {
     let log = Server::failing_to_start(&["format", "classic"]);
     assert!(log.contains("format must be redbloom or redisbloom"), "{log}");
 }
+
+/// `INFO bf` counts what the server holds in filters and what was asked of them, and keeps
+/// the counts right through creation, growth, copies, reloads and deletion.
+#[test]
+fn info_bf_counts_filters_and_operations() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let info = |con: &mut redis::Connection| -> std::collections::HashMap<String, i64> {
+        let text = String::from_utf8(bulk(ok(con, &["INFO", "bf"]))).unwrap();
+        text.lines()
+            .filter_map(|line| line.split_once(':'))
+            // Redis prefixes a module's fields with its name.
+            .filter_map(|(name, value)| Some((name.strip_prefix("bf_")?.to_string(), value.trim().parse().ok()?)))
+            .collect()
+    };
+    let zero = info(&mut con);
+    for field in ["filters", "bytes", "items", "sub_filters", "adds", "lookups", "lookups_found", "full_filter_errors", "refused_creations"] {
+        assert_eq!(zero.get(field), Some(&0), "{field} in {zero:?}");
+    }
+    ok(&mut con, &["BF.RESERVE", "grows", "0.01", "10", "FORMAT", "REDISBLOOM"]);
+    let added = madd_all(&mut con, "grows", (0..100).map(|n| format!("g{n}")));
+    ok(&mut con, &["BF.RESERVE", "full", "0.01", "2", "NONSCALING"]);
+    let _ = call(&mut con, &["BF.MADD", "full", "a", "b", "c", "d"]);
+    assert!(err(&mut con, &["BF.RESERVE", "huge", "0.0000001", "1073741824"]).contains("Insufficient memory"));
+    assert_eq!(int(&mut con, &["BF.EXISTS", "grows", "g1"]), 1);
+    let found = count_present(&mut con, "grows", (0..10).map(|n| format!("g{n}")));
+    assert_eq!(int(&mut con, &["BF.EXISTS", "missing", "x"]), 0);
+
+    let memory = |con: &mut redis::Connection, key: &str| -> i64 {
+        let Value::Array(sizes) = ok(con, &["BF.INFO", key, "FILTERS"]) else { panic!() };
+        let Value::Int(links) = sizes[0] else { panic!() };
+        links
+    };
+    let stats = info(&mut con);
+    let items = int(&mut con, &["BF.CARD", "grows"]) + int(&mut con, &["BF.CARD", "full"]);
+    assert_eq!(stats["filters"], 2);
+    assert_eq!(stats["items"], items);
+    assert_eq!(stats["sub_filters"], memory(&mut con, "grows") + memory(&mut con, "full"));
+    assert!(stats["sub_filters"] > 2, "meant to grow");
+    assert!(stats["bytes"] > 0 && stats["bytes"] <= int(&mut con, &["MEMORY", "USAGE", "grows"]) + int(&mut con, &["MEMORY", "USAGE", "full"]));
+    assert_eq!(stats["adds"], added as i64 + 2, "the full filter took two");
+    assert_eq!(stats["full_filter_errors"], 1);
+    assert_eq!(stats["refused_creations"], 1);
+    assert_eq!(stats["lookups"], 1 + 10 + 1);
+    assert_eq!(stats["lookups_found"], 1 + found as i64);
+
+    // The gauges follow the values Redis holds, whatever made or dropped them.
+    assert_eq!(int(&mut con, &["COPY", "grows", "copy"]), 1);
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    let reloaded = info(&mut con);
+    assert_eq!(reloaded["filters"], 3);
+    assert_eq!(reloaded["items"], items + int(&mut con, &["BF.CARD", "grows"]));
+    ok(&mut con, &["FLUSHALL", "ASYNC"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while info(&mut con)["filters"] != 0 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", info(&mut con));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let empty = info(&mut con);
+    for field in ["bytes", "items", "sub_filters"] {
+        assert_eq!(empty[field], 0, "{field}");
+    }
+    let everything = String::from_utf8(bulk(ok(&mut con, &["INFO", "everything"]))).unwrap();
+    assert!(everything.contains("# bf\r\n") && everything.contains("bf_lookups_found:"), "INFO everything has the section");
+}

@@ -4,6 +4,8 @@ use super::parse::{self, Creation};
 use super::reserve::{log_refusal, replicate_creation};
 use super::{BfError, Call};
 use crate::config;
+use crate::filter::FilterError;
+use crate::metrics::{self, Footprint};
 use std::cell::OnceCell;
 use std::ffi::CStr;
 
@@ -59,6 +61,12 @@ fn add_items(
         }
     };
     let filter = key.filter_mut()?.ok_or(BfError::Internal)?;
+    let before = Footprint::of(filter);
+    let count_error = |error: FilterError| {
+        if error == FilterError::Full {
+            metrics::count_full_error();
+        }
+    };
 
     let mut added = false;
     // Items processed without error; an error ends the command there.
@@ -70,7 +78,10 @@ fn add_items(
                 succeeded = 1;
                 call.reply_bool(answer);
             }
-            Err(error) => call.reply_error(error.into()),
+            Err(error) => {
+                count_error(error);
+                call.reply_error(error.into());
+            }
         }
     } else {
         let mut answered = 0;
@@ -87,11 +98,16 @@ fn add_items(
                     succeeded += 1;
                     call.reply_bool(answer);
                 }
-                Err(error) => call.reply_error(error.into()),
+                Err(error) => {
+                    count_error(error);
+                    call.reply_error(error.into());
+                }
             }
         });
         call.set_array_length(answered);
     }
+    metrics::count_adds(succeeded);
+    metrics::changed(before, Footprint::of(filter));
 
     // Replicas and the AOF replay without a memory budget: if this server stopped at an
     // error, they must get only the items it processed, or they would add the rest.

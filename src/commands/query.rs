@@ -1,6 +1,7 @@
 //! BF.EXISTS, BF.MEXISTS and BF.CARD.
 
 use super::{BfError, Call};
+use crate::metrics;
 
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
 pub fn exists(call: &Call) -> Result<(), BfError> {
@@ -9,6 +10,7 @@ pub fn exists(call: &Call) -> Result<(), BfError> {
         Ok(Some(filter)) => filter.contains(call.arg(2)),
         _ => false,
     };
+    metrics::count_lookups(1, usize::from(present));
     call.reply_bool(present);
     Ok(())
 }
@@ -19,9 +21,15 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
     call.reply_array(call.argc() - 2);
     let Ok(Some(filter)) = key.filter() else {
         (2..call.argc()).for_each(|_| call.reply_bool(false));
+        metrics::count_lookups(call.argc() - 2, 0);
         return Ok(());
     };
-    filter.contains_each(call.args_from(2), |present| call.reply_bool(present));
+    let mut found = 0;
+    filter.contains_each(call.args_from(2), |present| {
+        found += usize::from(present);
+        call.reply_bool(present);
+    });
+    metrics::count_lookups(call.argc() - 2, found);
     Ok(())
 }
 
