@@ -566,7 +566,7 @@ fn command_docs_describe_every_argument() {
         ("bf.exists", "key:key item:string"),
         ("bf.mexists", "key:key item:string:simple-string(\"multiple\")"),
         ("bf.card", "key:key"),
-        ("bf.info", "key:key single_value:oneof:simple-string(\"optional\")[capacity:pure-token:CAPACITY size:pure-token:SIZE filters:pure-token:FILTERS items:pure-token:ITEMS expansion:pure-token:EXPANSION]"),
+        ("bf.info", "key:key single_value:oneof:simple-string(\"optional\")[capacity:pure-token:CAPACITY size:pure-token:SIZE filters:pure-token:FILTERS items:pure-token:ITEMS expansion:pure-token:EXPANSION error:pure-token:ERROR]"),
         ("bf.debug", "key:key"),
         ("bf.scandump", "key:key iterator:integer"),
         ("bf.loadchunk", "key:key iterator:integer data:string"),
@@ -577,5 +577,40 @@ fn command_docs_describe_every_argument() {
         let position = doc.iter().position(|v| *v == Value::BulkString(b"arguments".to_vec())).expect("arguments");
         let Value::Array(described) = &doc[position + 1] else { panic!() };
         assert_eq!(describe(described).join(" "), arguments, "{command}");
+    }
+}
+
+/// `BF.INFO key ERROR`: the error rate the filter has now, estimated from its fill, alone
+/// (the plain reply keeps its five pairs): a one-element array under RESP2, a one-entry map
+/// under RESP3.
+#[test]
+fn info_estimates_the_error_rate_from_the_fill() {
+    let server = Server::start();
+    for (protocol, mut con) in server.connections() {
+        let key = format!("estimate-{protocol:?}");
+        ok(&mut con, &["BF.RESERVE", &key, "0.01", "1000", "NONSCALING"]);
+        let rate = |con: &mut redis::Connection| -> f64 {
+            match ok(con, &["BF.INFO", &key, "error"]) {
+                Value::Array(values) => match &values[..] {
+                    [Value::BulkString(text)] => String::from_utf8_lossy(text).parse().unwrap(),
+                    [Value::Double(value)] => *value,
+                    other => panic!("{other:?}"),
+                },
+                Value::Map(pairs) => {
+                    assert_eq!(pairs[0].0, Value::SimpleString("Estimated error rate".into()));
+                    let Value::Double(value) = pairs[0].1 else { panic!("{pairs:?}") };
+                    value
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(rate(&mut con), 0.0);
+        madd_all(&mut con, &key, (0..1000).map(|n| format!("i{n}")));
+        let full = rate(&mut con);
+        assert!(full > 0.003 && full < 0.02, "a full 1% filter estimated at {full}");
+        if protocol == redis::ProtocolVersion::RESP2 {
+            let Value::Array(pairs) = ok(&mut con, &["BF.INFO", &key]) else { panic!() };
+            assert_eq!(pairs.len(), 10, "the plain reply keeps its five pairs");
+        }
     }
 }

@@ -52,6 +52,7 @@ const INFO_FIELDS: &[Argument] = &[
     choice(c"filters", c"FILTERS"),
     choice(c"items", c"ITEMS"),
     choice(c"expansion", c"EXPANSION"),
+    choice(c"error", c"ERROR"),
 ];
 
 const ITEMS: Argument = Argument { multiple: true, ..argument(c"item", Kind::Text) };

@@ -15,7 +15,11 @@ const FIELDS: [(&str, &CStr); 5] = [
     ("EXPANSION", c"Expansion rate"),
 ];
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+/// Not among the five pairs, so that the plain reply stays what clients parse: asked for
+/// alone, the false-positive rate the filter has now (an extension of this module).
+const ESTIMATE: (&str, &CStr) = ("ERROR", c"Estimated error rate");
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | ERROR]
 pub fn info(call: &Call) -> Result<(), BfError> {
     if call.argc() > 3 {
         return Err(BfError::WrongArity);
@@ -31,15 +35,23 @@ pub fn info(call: &Call) -> Result<(), BfError> {
         return Ok(());
     }
     let asked = call.arg(2);
-    let index =
-        FIELDS.iter().position(|(name, _)| is_keyword(asked, name)).ok_or(BfError::InvalidInfoField)?;
+    let field = FIELDS.iter().position(|(name, _)| is_keyword(asked, name));
+    let estimate = is_keyword(asked, ESTIMATE.0);
+    let label = match field {
+        Some(index) => FIELDS[index].1,
+        None if estimate => ESTIMATE.1,
+        None => return Err(BfError::InvalidInfoField),
+    };
     if call.is_resp3() {
         call.reply_map(1);
-        call.reply_simple(FIELDS[index].1);
+        call.reply_simple(label);
     } else {
         call.reply_array(1);
     }
-    reply_value(call, filter, index);
+    match field {
+        Some(index) => reply_value(call, filter, index),
+        None => call.reply_double(filter.estimated_error_rate()),
+    }
     Ok(())
 }
 

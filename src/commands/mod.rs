@@ -226,6 +226,14 @@ impl<'a> Call<'a> {
         self.reply_simple(c"OK");
     }
 
+    pub fn reply_double(&self, value: f64) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithDouble {
+                f(self.ctx, value);
+            }
+        }
+    }
+
     pub fn reply_bulk(&self, bytes: &[u8]) {
         unsafe {
             if let Some(f) = raw::RedisModule_ReplyWithStringBuffer {

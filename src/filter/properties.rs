@@ -235,3 +235,21 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_fill_estimates_the_error_rate_a_filter_has() {
+    for format in FORMATS {
+        for (capacity, rate) in [(20_000u64, 0.01), (20_000, 0.001)] {
+            let mut filter = new(format, capacity, rate, 2);
+            assert_eq!(filter.estimated_error_rate(), 0.0, "{format:?}: an empty filter");
+            // Twice the planned items: two links, and a rate the estimate must follow.
+            fill(&mut filter, "member:", capacity * 2);
+            let estimate = filter.estimated_error_rate();
+            let measured = false_positives(&filter, 400_000) as f64 / 400_000.0;
+            assert!(
+                estimate > measured * 0.7 && estimate < measured * 1.4 + 1e-4,
+                "{format:?} at {rate}: estimated {estimate}, measured {measured}"
+            );
+        }
+    }
+}
