@@ -50,8 +50,9 @@ deps:
 build: deps
 	cargo build --release
 
-# Serves BF.* on the port in redis.conf.example, in the foreground (Ctrl-C stops it).
-run: build peers
+# Serves BF.* on the port in redis.conf.example, in the foreground (Ctrl-C stops it); only
+# another server than Debian's needs `peers`.
+run: build $(if $(filter redis,$(SERVER)),,peers)
 	mkdir -p run
 	$(SERVER_COMMAND) $(CONF)
 
