@@ -76,18 +76,14 @@ pub fn encode_header(filter: &BloomFilter) -> Vec<u8> {
     header
 }
 
-/// Builds the filter a header describes, bits all clear, to be filled by its chunks.
-pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<BloomFilter, DecodeError> {
-    decode_header_with(header, max_bytes, clear_bits)
-}
-
 /// Zeroed bits of `len` bytes, for a link whose contents come later.
 pub fn clear_bits(len: u64) -> Result<ByteArray, DecodeError> {
     ByteArray::try_zeroed(len).map_err(|_| DecodeError::OutOfMemory)
 }
 
-/// As [`decode_header`], the bits of each link, in order, from `bits` (given the length the
-/// header says), once the header has been checked and held to the budget.
+/// Builds the filter a header describes, the bits of each link, in order, from `bits`
+/// (given the length the header says; [`clear_bits`] for a filter filled by its chunks), once
+/// the header has been checked and held to the budget.
 pub fn decode_header_with(
     header: &[u8],
     max_bytes: usize,

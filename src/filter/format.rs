@@ -228,7 +228,7 @@ impl Filter {
                     let layout = link.layout();
                     // Blocks fill unevenly: average the per-block rate, not the fill.
                     let per_block = sampled_lines(link.bytes())
-                        .map(|line| fill(line).powi(layout.hashes as i32))
+                        .map(|line| fill(set_bits(line), line.len()).powi(layout.hashes as i32))
                         .fold((0.0, 0usize), |(sum, count), rate| (sum + rate, count + 1));
                     let per_block = per_block.0 / per_block.1.max(1) as f64;
                     1.0 - per_block.powi(layout.blocks_per_item as i32)
@@ -238,10 +238,10 @@ impl Filter {
                 .links()
                 .iter()
                 .map(|link| {
-                    let (set, bits) = sampled_lines(link.bytes())
-                        .fold((0.0, 0.0), |(set, bits), line| (set + fill(line) * line.len() as f64 * 8.0, bits + line.len() as f64 * 8.0));
-                    let fill = if bits > 0.0 { set / bits } else { 0.0 };
-                    1.0 - fill.powi(link.fields().hashes as i32)
+                    // Probes land anywhere in a classic filter: one fill for the whole link.
+                    let (set, bytes) = sampled_lines(link.bytes())
+                        .fold((0, 0), |(set, bytes), line| (set + set_bits(line), bytes + line.len()));
+                    1.0 - fill(set, bytes).powi(link.fields().hashes as i32)
                 })
                 .product(),
         };
@@ -337,10 +337,13 @@ fn sampled_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     bytes.chunks(64).step_by(step)
 }
 
-/// The share of set bits in `bytes`.
-fn fill(bytes: &[u8]) -> f64 {
-    let set: u32 = bytes.iter().map(|byte| byte.count_ones()).sum();
-    f64::from(set) / (bytes.len() as f64 * 8.0).max(1.0)
+fn set_bits(bytes: &[u8]) -> u64 {
+    bytes.iter().map(|byte| u64::from(byte.count_ones())).sum()
+}
+
+/// The share of set bits among `bytes` bytes.
+fn fill(set_bits: u64, bytes: usize) -> f64 {
+    set_bits as f64 / (bytes as f64 * 8.0).max(1.0)
 }
 
 /// The link holding byte `offset` of the byte space, and the offset inside it.

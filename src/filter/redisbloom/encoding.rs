@@ -56,13 +56,9 @@ pub fn encode_header(chain: &Chain) -> Vec<u8> {
     header
 }
 
-/// Builds the filter a dump header describes, bits all clear, to be filled by its chunks.
-pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<Chain, DecodeError> {
-    decode_header_with(header, max_bytes, crate::filter::encoding::clear_bits)
-}
-
-/// As [`decode_header`], the bits of each link, in order, from `bits` (given the length the
-/// header says), once the header has been checked and held to the budget.
+/// Builds the filter a dump header describes, the bits of each link, in order, from `bits`
+/// (given the length the header says; `clear_bits` for a filter filled by its chunks), once
+/// the header has been checked and held to the budget.
 pub fn decode_header_with(
     header: &[u8],
     max_bytes: usize,
@@ -190,6 +186,10 @@ mod tests {
     use crate::filter::FilterError;
 
     const UNLIMITED: usize = usize::MAX;
+
+    fn decode_header(header: &[u8], max_bytes: usize) -> Result<Chain, DecodeError> {
+        decode_header_with(header, max_bytes, crate::filter::encoding::clear_bits)
+    }
 
     fn hex(text: &str) -> Vec<u8> {
         (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
