@@ -20,8 +20,6 @@ pub struct RedisFallibleAlloc;
 /// 64-byte blocks, are made by hand.
 const ROUNDED_ALIGN: usize = 16;
 
-
-
 /// Bit arrays are read at random. On 4 KiB pages a large one costs a TLB miss and a page
 /// walk per lookup on top of the cache miss; on 2 MiB pages its page tables fit in cache.
 const HUGE_PAGE: usize = 2 << 20;
@@ -130,7 +128,8 @@ fn page_size() -> usize {
 fn lazy_zeroing_is_sound() -> bool {
     static SOUND: OnceLock<bool> = OnceLock::new();
     *SOUND.get_or_init(|| {
-        let explicit_huge_pages = std::env::var("GLIBC_TUNABLES").is_ok_and(|tunables| tunables.contains("hugetlb"))
+        let explicit_huge_pages = std::env::var("GLIBC_TUNABLES")
+            .is_ok_and(|tunables| tunables.contains("hugetlb"))
             || std::env::var_os("TCMALLOC_MEMFS_MALLOC_PATH").is_some();
         !explicit_huge_pages && advice_zeroes_a_page()
     })

@@ -6,9 +6,9 @@
 //! kept in its format; every value is saved in this module's version, a header and the bit
 //! arrays in either format (see `filter::format`).
 
+use crate::filter::bits::ByteArray;
 use crate::filter::encoding::DecodeError;
 use crate::filter::redisbloom::encoding::{self as redisbloom_encoding, RdbSource, NEWEST_RDB_VERSION};
-use crate::filter::bits::ByteArray;
 use crate::filter::Filter;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -93,7 +93,9 @@ extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) ->
         } else if (0..=NEWEST_RDB_VERSION).contains(&encoding_version) {
             redisbloom_encoding::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb))
                 .map(Filter::RedisBloom)
-                .map_err(|error| describe(error, &format!("RedisBloom's encoding version {encoding_version}")))
+                .map_err(|error| {
+                    describe(error, &format!("RedisBloom's encoding version {encoding_version}"))
+                })
         } else {
             Err(format!(
                 "encoding version {encoding_version} is neither this module's ({ENCODING_VERSION}) nor RedisBloom's \
@@ -132,7 +134,8 @@ fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Filter, String> {
         }
         Ok(bytes)
     };
-    Filter::decode_header_with(header.bytes(), load_budget(rdb), bits).map_err(|error| describe(error, "header"))
+    Filter::decode_header_with(header.bytes(), load_budget(rdb), bits)
+        .map_err(|error| describe(error, "header"))
 }
 
 fn load_chunked_filter(rdb: *mut raw::RedisModuleIO) -> Result<Filter, String> {

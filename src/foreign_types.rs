@@ -18,7 +18,10 @@ const KINDS: [(&str, &str); 4] = [
 ];
 
 /// Called by Redis for a value of kind `KIND`: never loads it, and says why.
-extern "C" fn refuse<const KIND: usize>(_rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
+extern "C" fn refuse<const KIND: usize>(
+    _rdb: *mut raw::RedisModuleIO,
+    encoding_version: c_int,
+) -> *mut c_void {
     let (name, what) = KINDS[KIND];
     // A panic here would abort the server; formatting and logging do not panic.
     redis_module::logging::log_warning(format!(

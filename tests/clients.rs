@@ -61,7 +61,11 @@ fn redis_py_bloom_client_under_both_protocols() {
     let python = std::env::var_os("CLIENTS_PYTHON")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv/bin/python"));
-    assert!(python.exists(), "{} is missing: `make clients` installs redis-py (make test does)", python.display());
+    assert!(
+        python.exists(),
+        "{} is missing: `make clients` installs redis-py (make test does)",
+        python.display()
+    );
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/redis_py.py");
     let server = Server::start();
     for protocol in ["2", "3"] {
@@ -70,7 +74,8 @@ fn redis_py_bloom_client_under_both_protocols() {
             .args([&server.port.to_string(), protocol])
             .output()
             .expect("python runs");
-        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
         assert!(output.status.success(), "redis-py under RESP{protocol}:\n{text}");
         eprint!("{text}");
     }

@@ -546,11 +546,15 @@ fn command_docs_describe_every_argument() {
                 for pair in fields.chunks(2) {
                     let key = String::from_utf8(bulk(pair[0].clone())).unwrap();
                     match (&*key, &pair[1]) {
-                        ("arguments", Value::Array(nested)) => choices = format!("[{}]", describe(nested).join(" ")),
+                        ("arguments", Value::Array(nested)) => {
+                            choices = format!("[{}]", describe(nested).join(" "))
+                        }
                         ("flags", Value::Array(flags)) => {
                             parts.push(flags.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(","))
                         }
-                        ("name" | "type" | "token", value) => parts.push(String::from_utf8(bulk(value.clone())).unwrap()),
+                        ("name" | "type" | "token", value) => {
+                            parts.push(String::from_utf8(bulk(value.clone())).unwrap())
+                        }
                         _ => {}
                     }
                 }
@@ -574,7 +578,8 @@ fn command_docs_describe_every_argument() {
     for (command, arguments) in expected {
         let Value::Array(reply) = ok(&mut con, &["COMMAND", "DOCS", command]) else { panic!() };
         let Value::Array(doc) = &reply[1] else { panic!("{reply:?}") };
-        let position = doc.iter().position(|v| *v == Value::BulkString(b"arguments".to_vec())).expect("arguments");
+        let position =
+            doc.iter().position(|v| *v == Value::BulkString(b"arguments".to_vec())).expect("arguments");
         let Value::Array(described) = &doc[position + 1] else { panic!() };
         assert_eq!(describe(described).join(" "), arguments, "{command}");
     }

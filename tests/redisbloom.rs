@@ -25,10 +25,12 @@ fn numbered(prefix: &str, count: usize) -> Vec<Vec<u8>> {
 /// long items, capacities from 1 to millions (one filter takes two 16 MiB chunks).
 fn catalogue() -> Vec<Kind> {
     let mut random = Random::seeded();
-    let mut binary: Vec<Vec<u8>> = (0..1000).map(|_| {
-        let len = random.below(64);
-        random.bytes(len)
-    }).collect();
+    let mut binary: Vec<Vec<u8>> = (0..1000)
+        .map(|_| {
+            let len = random.below(64);
+            random.bytes(len)
+        })
+        .collect();
     binary.extend((0..20).map(|n| vec![n as u8; 10_000 + 5000 * n]));
     binary.push(Vec::new());
     vec![
@@ -36,9 +38,17 @@ fn catalogue() -> Vec<Kind> {
         Kind { key: "chain", reserve: &["0.01", "10"], items: numbered("c", 20_000) },
         Kind { key: "nonscaling", reserve: &["0.001", "5000", "NONSCALING"], items: numbered("n", 6000) },
         Kind { key: "expansion1", reserve: &["0.05", "20", "EXPANSION", "1"], items: numbered("e", 300) },
-        Kind { key: "expansion1000", reserve: &["0.01", "100", "EXPANSION", "1000"], items: numbered("x", 2000) },
+        Kind {
+            key: "expansion1000",
+            reserve: &["0.01", "100", "EXPANSION", "1000"],
+            items: numbered("x", 2000),
+        },
         // RedisBloom bounds the expansion only from below; this module's commands stop at 32768.
-        Kind { key: "expansion100000", reserve: &["0.01", "100", "EXPANSION", "100000"], items: numbered("y", 150) },
+        Kind {
+            key: "expansion100000",
+            reserve: &["0.01", "100", "EXPANSION", "100000"],
+            items: numbered("y", 150),
+        },
         Kind { key: "loose", reserve: &["0.25", "1000"], items: numbered("l", 1500) },
         Kind { key: "tight", reserve: &["0.000000001", "1000"], items: numbered("t", 1500) },
         Kind { key: "empty", reserve: &["0.01", "1000"], items: Vec::new() },
@@ -55,7 +65,8 @@ fn add(con: &mut Connection, key: &str, items: &[Vec<u8>]) -> Vec<Vec<u8>> {
     for batch in items.chunks(500) {
         let mut args: Vec<&[u8]> = vec![b"BF.MADD", key.as_bytes()];
         args.extend(batch.iter().map(Vec::as_slice));
-        let Value::Array(replies) = call_bytes(con, &args).unwrap_or_else(|error| panic!("BF.MADD {key}: {error}"))
+        let Value::Array(replies) =
+            call_bytes(con, &args).unwrap_or_else(|error| panic!("BF.MADD {key}: {error}"))
         else {
             panic!("BF.MADD {key}: not an array")
         };
@@ -83,7 +94,10 @@ fn redisbloom_with_catalogue(config: &[&str]) -> (Server, Vec<Kind>) {
     for kind in &mut kinds {
         create(&mut con, kind);
     }
-    assert!(kinds.iter().any(|kind| kind.key == "nonscaling" && kind.items.len() < 6000), "meant to fill one");
+    assert!(
+        kinds.iter().any(|kind| kind.key == "nonscaling" && kind.items.len() < 6000),
+        "meant to fill one"
+    );
     (server, kinds)
 }
 
@@ -126,7 +140,10 @@ fn assert_same_answers(reference: &mut Connection, tested: &mut Connection, key:
     }
     let probes = non_members();
     let mine = answers(tested, "BF.MEXISTS", key, &probes);
-    assert!(mine == answers(reference, "BF.MEXISTS", key, &probes), "{key}: non-members answered differently");
+    assert!(
+        mine == answers(reference, "BF.MEXISTS", key, &probes),
+        "{key}: non-members answered differently"
+    );
 }
 
 fn assert_all_same(theirs: &Server, ours: &Server, kinds: &[Kind]) {
@@ -153,7 +170,11 @@ fn wait_for_rewrite(con: &mut Connection) {
 
 /// Adds that make the small filters grow, applied to both servers.
 fn grow(servers: [&Server; 2]) -> Vec<(&'static str, Vec<Vec<u8>>)> {
-    let growth = vec![("one", numbered("more", 1500)), ("chain", numbered("c", 25_000)), ("expansion1", numbered("e", 400))];
+    let growth = vec![
+        ("one", numbered("more", 1500)),
+        ("chain", numbered("c", 25_000)),
+        ("expansion1", numbered("e", 400)),
+    ];
     for server in servers {
         let mut con = server.connection();
         for (key, items) in &growth {
@@ -164,7 +185,10 @@ fn grow(servers: [&Server; 2]) -> Vec<(&'static str, Vec<Vec<u8>>)> {
 }
 
 /// Every item of `kinds`, plus what `grow` added, by key.
-fn items_after_growth(kinds: &[Kind], grown: &[(&'static str, Vec<Vec<u8>>)]) -> Vec<(&'static str, Vec<Vec<u8>>)> {
+fn items_after_growth(
+    kinds: &[Kind],
+    grown: &[(&'static str, Vec<Vec<u8>>)],
+) -> Vec<(&'static str, Vec<Vec<u8>>)> {
     kinds
         .iter()
         .map(|kind| {
@@ -193,7 +217,10 @@ fn a_redisbloom_rdb_loads_and_every_filter_answers_as_before() {
         assert_same_filter(&mut their_con, &mut our_con, key, &items);
     }
     let links = ok(&mut our_con, &["BF.INFO", "one", "FILTERS"]);
-    assert!(matches!(links, Value::Array(ref n) if matches!(n[0], Value::Int(10..))), "a short chain: {links:?}");
+    assert!(
+        matches!(links, Value::Array(ref n) if matches!(n[0], Value::Int(10..))),
+        "a short chain: {links:?}"
+    );
 }
 
 #[test]
@@ -232,8 +259,14 @@ fn a_redisbloom_aof_replays_including_commands_after_the_rewrite() {
     let mut default_con = default_format.connection();
     assert_same_filter(&mut con, &mut default_con, "chain", &kinds[1].items);
     let late = numbered("late", 100);
-    assert!(answers(&mut default_con, "BF.MEXISTS", "late", &late).iter().all(|answer| *answer == Value::Int(1)));
-    assert_ne!(scandump(&mut default_con, "late"), scandump(&mut con, "late"), "meant to be in redbloom's format");
+    assert!(answers(&mut default_con, "BF.MEXISTS", "late", &late)
+        .iter()
+        .all(|answer| *answer == Value::Int(1)));
+    assert_ne!(
+        scandump(&mut default_con, "late"),
+        scandump(&mut con, "late"),
+        "meant to be in redbloom's format"
+    );
 }
 
 #[test]
@@ -286,7 +319,8 @@ fn filters_go_back_to_redisbloom_by_scandump_and_by_aof() {
     ok(&mut our_con, &[&reserve[..], &["FORMAT", "REDISBLOOM"]].concat());
     expected.push(("late-reserved", Vec::new()));
     let inserted = numbered("i", 200);
-    let insert = ["BF.INSERT", "late-inserted", "CAPACITY", "37", "ERROR", "0.004", "EXPANSION", "3", "ITEMS"];
+    let insert =
+        ["BF.INSERT", "late-inserted", "CAPACITY", "37", "ERROR", "0.004", "EXPANSION", "3", "ITEMS"];
     for (con, format) in [(&mut their_con, &[][..]), (&mut our_con, &["FORMAT", "REDISBLOOM"][..])] {
         let mut args: Vec<&[u8]> = insert[..8].iter().chain(format).map(|word| word.as_bytes()).collect();
         args.push(b"ITEMS");
@@ -390,7 +424,11 @@ fn record(header: &Header, bits: &[u8], version: u32) -> Vec<Field> {
     }
     let mut offset = 0;
     for link in &header.links {
-        fields.extend([Field::Unsigned(link.entries), Field::Double(link.error), Field::Unsigned(link.hashes.into())]);
+        fields.extend([
+            Field::Unsigned(link.entries),
+            Field::Double(link.error),
+            Field::Unsigned(link.hashes.into()),
+        ]);
         fields.push(Field::Double(link.bpe));
         if version >= 1 {
             fields.extend([Field::Unsigned(link.bits), Field::Unsigned(link.n2.into())]);
@@ -530,7 +568,10 @@ fn corrupt_redisbloom_payloads_are_refused() {
                     let _ = call(&mut our_con, &["BF.MADD", key, "a", "b", "c"]);
                     let pairs = scandump(&mut our_con, key);
                     loadchunks(&mut our_con, "copy", &pairs);
-                    assert!(scandump(&mut our_con, "copy") == pairs, "an accepted filter does not round-trip");
+                    assert!(
+                        scandump(&mut our_con, "copy") == pairs,
+                        "an accepted filter does not round-trip"
+                    );
                     ok(&mut our_con, &["DEL", key, "copy"]);
                 }
             }
@@ -587,7 +628,14 @@ fn new_filters_in_redisbloom_format_behave_as_redisbloom() {
         }
         if random.below(5) == 0 {
             // Created by BF.INSERT instead, with its own parameters.
-            args = vec!["BF.INSERT".into(), key.clone(), "CAPACITY".into(), capacity, "ERROR".into(), rate.into()];
+            args = vec![
+                "BF.INSERT".into(),
+                key.clone(),
+                "CAPACITY".into(),
+                capacity,
+                "ERROR".into(),
+                rate.into(),
+            ];
             args.extend(["ITEMS".into(), "first".into()]);
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -596,16 +644,26 @@ fn new_filters_in_redisbloom_format_behave_as_redisbloom() {
     }
     for _ in 0..400 {
         let key = keys[random.below(keys.len())].clone();
-        let items: Vec<Vec<u8>> = (0..1 + random.below(60)).map(|_| format!("i{}", random.below(3000)).into_bytes()).collect();
+        let items: Vec<Vec<u8>> =
+            (0..1 + random.below(60)).map(|_| format!("i{}", random.below(3000)).into_bytes()).collect();
         let command: &[u8] = [&b"BF.MADD"[..], b"BF.MEXISTS", b"BF.ADD"][random.below(3)];
         let mut args: Vec<&[u8]> = vec![command, key.as_bytes()];
         args.extend(items.iter().take(if command == b"BF.ADD" { 1 } else { items.len() }).map(Vec::as_slice));
-        assert_eq!(call_bytes(&mut our_con, &args), call_bytes(&mut their_con, &args), "{:?}", String::from_utf8_lossy(command));
+        assert_eq!(
+            call_bytes(&mut our_con, &args),
+            call_bytes(&mut their_con, &args),
+            "{:?}",
+            String::from_utf8_lossy(command)
+        );
     }
     for key in &keys {
         assert!(scandump(&mut our_con, key) == scandump(&mut their_con, key), "{key}");
         for command in ["BF.INFO", "BF.DEBUG", "BF.CARD"] {
-            assert_eq!(ok(&mut our_con, &[command, key]), ok(&mut their_con, &[command, key]), "{command} {key}");
+            assert_eq!(
+                ok(&mut our_con, &[command, key]),
+                ok(&mut their_con, &[command, key]),
+                "{command} {key}"
+            );
         }
     }
 }

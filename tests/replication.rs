@@ -99,7 +99,11 @@ fn a_replica_with_other_defaults_matches_its_master() {
         assert_eq!(keys(&mut on_replica), master_keys);
         for key in &master_keys {
             assert_eq!(digest(&mut on_replica, key), digest(&mut on_master, key), "{key}");
-            assert_eq!(ok(&mut on_replica, &["BF.DEBUG", key]), ok(&mut on_master, &["BF.DEBUG", key]), "{key}");
+            assert_eq!(
+                ok(&mut on_replica, &["BF.DEBUG", key]),
+                ok(&mut on_master, &["BF.DEBUG", key]),
+                "{key}"
+            );
         }
         assert_eq!(ok(&mut on_replica, &["DEBUG", "DIGEST"]), ok(&mut on_master, &["DEBUG", "DIGEST"]));
     }

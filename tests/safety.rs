@@ -174,8 +174,11 @@ fn access_control_by_key_pattern_and_category() {
     if has_bloom {
         // ACL CAT leaves module commands out of its lists; COMMAND INFO and ACL DRYRUN show
         // what a category grants.
-        let Value::Array(names) = ok(&mut admin, &["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]) else { panic!() };
-        let names: Vec<String> = names.iter().map(|name| String::from_utf8(bulk(name.clone())).unwrap()).collect();
+        let Value::Array(names) = ok(&mut admin, &["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]) else {
+            panic!()
+        };
+        let names: Vec<String> =
+            names.iter().map(|name| String::from_utf8(bulk(name.clone())).unwrap()).collect();
         assert_eq!(names.len(), 11, "{names:?}");
         ok(&mut admin, &["ACL", "SETUSER", "bloom-only", "on", "nopass", "~*", "+@bloom"]);
         for name in &names {
@@ -195,7 +198,9 @@ fn access_control_by_key_pattern_and_category() {
             });
             assert_eq!(ok(&mut admin, &args), Value::Okay, "{args:?}");
         }
-        assert!(call(&mut admin, &["ACL", "DRYRUN", "bloom-only", "GET", "k"]).is_ok_and(|v| v != Value::Okay));
+        assert!(
+            call(&mut admin, &["ACL", "DRYRUN", "bloom-only", "GET", "k"]).is_ok_and(|v| v != Value::Okay)
+        );
     } else {
         eprintln!("Redis {version} has no module ACL categories: only key permissions were checked");
     }
@@ -260,7 +265,11 @@ fn large_filters_become_resident_only_as_they_are_written() {
         assert!(used_after - used > 900_000_000, "{format}: used_memory grew by {}", used_after - used);
         assert!(rss_after - rss < 100_000_000, "{format}: RSS grew by {} on a reserve", rss_after - rss);
         assert!(int(&mut con, &["MEMORY", "USAGE", "big"]) > 900_000_000);
-        assert_eq!(int(&mut con, &["BF.EXISTS", "big", "anything"]), 0, "{format}: a new filter reads as empty");
+        assert_eq!(
+            int(&mut con, &["BF.EXISTS", "big", "anything"]),
+            0,
+            "{format}: a new filter reads as empty"
+        );
 
         // A filter whose only link is full (as a header says), grown by one add to a link of
         // about 1 GB.
@@ -274,7 +283,8 @@ fn large_filters_become_resident_only_as_they_are_written() {
             header[..8].copy_from_slice(&capacity.to_le_bytes());
         }
         let (used, rss) = memory(&mut con);
-        call_bytes(&mut con, &[b"BF.LOADCHUNK", b"full", b"1", &header]).unwrap_or_else(|error| panic!("{format}: {error}"));
+        call_bytes(&mut con, &[b"BF.LOADCHUNK", b"full", b"1", &header])
+            .unwrap_or_else(|error| panic!("{format}: {error}"));
         assert_eq!(int(&mut con, &["BF.ADD", "full", "one more"]), 1);
         assert_eq!(ok(&mut con, &["BF.INFO", "full", "FILTERS"]), Value::Array(vec![Value::Int(2)]));
         let (used_after, rss_after) = memory(&mut con);

@@ -156,7 +156,10 @@ impl Report {
 
         if !self.large.stalls.is_empty() {
             let targets: Vec<&String> = std::iter::once(&self.ours).chain(&self.others).collect();
-            let _ = writeln!(out, "\nServer time of the slowest single call (SLOWLOG), µs, on a filter of 800M items at 1%:\n");
+            let _ = writeln!(
+                out,
+                "\nServer time of the slowest single call (SLOWLOG), µs, on a filter of 800M items at 1%:\n"
+            );
             let _ = write!(out, "| operation |");
             for target in &targets {
                 let _ = write!(out, " {target} |");
@@ -171,7 +174,8 @@ impl Report {
             for operation in operations {
                 let _ = write!(out, "| {operation} |");
                 for target in &targets {
-                    let usec = self.large.stalls.iter().find(|s| s.operation == operation && &&s.target == target);
+                    let usec =
+                        self.large.stalls.iter().find(|s| s.operation == operation && &&s.target == target);
                     let _ = write!(out, " {} |", usec.map_or("-".to_string(), |s| s.usec.to_string()));
                 }
                 out.push('\n');
@@ -200,11 +204,18 @@ impl Report {
             }
         }
 
-        let _ = writeln!(out, "\nThe memory floor (this program, not Redis): one random cache-line read, ns:\n");
+        let _ =
+            writeln!(out, "\nThe memory floor (this program, not Redis): one random cache-line read, ns:\n");
         let _ = writeln!(out, "| buffer | one at a time (dependent) | in prefetched batches of 100 |");
         let _ = writeln!(out, "|---|---|---|");
         for (size, floor) in &self.floors {
-            let _ = writeln!(out, "| {size} ({} MB) | {:.1} | {:.1} |", floor.bytes >> 20, floor.dependent_ns, floor.batched_ns);
+            let _ = writeln!(
+                out,
+                "| {size} ({} MB) | {:.1} | {:.1} |",
+                floor.bytes >> 20,
+                floor.dependent_ns,
+                floor.batched_ns
+            );
         }
         out
     }
@@ -279,7 +290,12 @@ impl Report {
             .large
             .stalls
             .iter()
-            .map(|s| format!("{{\"target\":{:?},\"operation\":{:?},\"slowest_usec\":{}}}", s.target, s.operation, s.usec))
+            .map(|s| {
+                format!(
+                    "{{\"target\":{:?},\"operation\":{:?},\"slowest_usec\":{}}}",
+                    s.target, s.operation, s.usec
+                )
+            })
             .collect();
         format!(
             "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n],\"slowest_calls\":[\n{}\n],\"persistence\":[\n{}\n],\"floor\":[\n{}\n]}}\n",

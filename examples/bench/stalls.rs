@@ -25,7 +25,10 @@ pub fn measure(target: &mut Target) -> Vec<Stall> {
     ok(con, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
     ok(con, &["CONFIG", "SET", "slowlog-max-len", "1024"]);
     let mut stalls = Vec::new();
-    let mut record = |con: &mut Connection, operation: &'static str, command: &str, run: &mut dyn FnMut(&mut Connection)| {
+    let mut record = |con: &mut Connection,
+                      operation: &'static str,
+                      command: &str,
+                      run: &mut dyn FnMut(&mut Connection)| {
         ok(con, &["SLOWLOG", "RESET"]);
         run(con);
         stalls.push(Stall { target: name.clone(), operation, usec: slowest(con, command) });
@@ -42,14 +45,17 @@ pub fn measure(target: &mut Target) -> Vec<Stall> {
     record(con, "BF.SCANDUMP of a 16 MiB chunk", "bf.scandump", &mut |con| {
         let mut iterator = pairs[0].0;
         for _ in 0..CHUNKS {
-            let Value::Array(reply) = ok(con, &["BF.SCANDUMP", "big", &iterator.to_string()]) else { panic!() };
+            let Value::Array(reply) = ok(con, &["BF.SCANDUMP", "big", &iterator.to_string()]) else {
+                panic!()
+            };
             let Value::Int(next) = reply[0] else { panic!() };
             iterator = next;
         }
     });
     record(con, "BF.LOADCHUNK of a 16 MiB chunk", "bf.loadchunk", &mut |con| {
         for (iterator, data) in pairs.iter().skip(1).take(CHUNKS) {
-            call_bytes(con, &[b"BF.LOADCHUNK", b"copy", iterator.to_string().as_bytes(), data]).expect("chunk");
+            call_bytes(con, &[b"BF.LOADCHUNK", b"copy", iterator.to_string().as_bytes(), data])
+                .expect("chunk");
         }
     });
     record(con, "BF.ADD that adds a 2 GB link", "bf.add", &mut |con| {
@@ -86,7 +92,9 @@ fn slowest(con: &mut Connection, command: &str) -> i64 {
         .iter()
         .filter_map(|entry| {
             let Value::Array(fields) = entry else { return None };
-            let (Some(Value::Int(usec)), Some(Value::Array(args))) = (fields.get(2), fields.get(3)) else { return None };
+            let (Some(Value::Int(usec)), Some(Value::Array(args))) = (fields.get(2), fields.get(3)) else {
+                return None;
+            };
             let name = match args.first() {
                 Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).to_ascii_lowercase(),
                 _ => return None,

@@ -77,7 +77,8 @@ const INSERT: &[Argument] = &[
 ];
 const ONE_ITEM: &[Argument] = &[KEY, ITEM];
 const MANY_ITEMS: &[Argument] = &[KEY, ITEMS];
-const INFO: &[Argument] = &[KEY, Argument { token: None, ..keyword(c"single_value", c"", Kind::OneOf(INFO_FIELDS)) }];
+const INFO: &[Argument] =
+    &[KEY, Argument { token: None, ..keyword(c"single_value", c"", Kind::OneOf(INFO_FIELDS)) }];
 const SCANDUMP: &[Argument] = &[KEY, argument(c"iterator", Kind::Integer)];
 const LOADCHUNK: &[Argument] = &[KEY, argument(c"iterator", Kind::Integer), argument(c"data", Kind::Text)];
 const KEY_ONLY: &[Argument] = &[KEY];
@@ -98,7 +99,10 @@ pub fn arguments(command: &CStr) -> &'static [Argument] {
 
 /// The arguments in Redis's form: each array ends with an all-zero element, and `storage`
 /// keeps the nested arrays alive while Redis reads them.
-pub fn to_raw(arguments: &[Argument], storage: &mut Vec<Vec<raw::RedisModuleCommandArg>>) -> *mut raw::RedisModuleCommandArg {
+pub fn to_raw(
+    arguments: &[Argument],
+    storage: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
+) -> *mut raw::RedisModuleCommandArg {
     let mut raw_arguments: Vec<raw::RedisModuleCommandArg> = arguments
         .iter()
         .map(|argument| {

@@ -86,7 +86,8 @@ pub fn debug(call: &Call) -> Result<(), BfError> {
             for link in chain.links() {
                 let layout = link.layout();
                 let (bytes, hashes) = (link.byte_len() as u64, layout.bits_per_item_set());
-                let text = line(bytes, layout.bits(), hashes, 64, link.capacity(), link.items(), link.error_rate());
+                let text =
+                    line(bytes, layout.bits(), hashes, 64, link.capacity(), link.items(), link.error_rate());
                 call.reply_bulk(text.as_bytes());
             }
         }

@@ -174,7 +174,8 @@ fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32
 mod tests {
     use super::*;
 
-    const DEFAULTS: Creation = Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom };
+    const DEFAULTS: Creation =
+        Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom };
 
     fn args(line: &str) -> Vec<&[u8]> {
         line.split(' ').map(str::as_bytes).collect()
@@ -196,7 +197,10 @@ mod tests {
         let expected = Creation { capacity: 500, error_rate: 0.001, expansion: 0, ..DEFAULTS };
         assert_eq!(parsed.creation, Some(expected));
         let parsed = reserve(&args("BF.RESERVE k 0.9 5 expansion 7"), DEFAULTS).unwrap();
-        assert_eq!(parsed.creation, Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7, ..DEFAULTS }));
+        assert_eq!(
+            parsed.creation,
+            Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7, ..DEFAULTS })
+        );
         assert_eq!(parsed.capped_rate, Some(0.9));
         assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS), Err(BfError::NoExpansion));
         assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(BfError::BadErrorRate));

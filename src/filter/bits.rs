@@ -91,7 +91,11 @@ impl ByteArray {
     }
 
     fn empty() -> ByteArray {
-        ByteArray { pointer: NonNull::<Block>::dangling().cast(), len: 0, release: Release::GlobalAllocator { align: ALIGNMENT } }
+        ByteArray {
+            pointer: NonNull::<Block>::dangling().cast(),
+            len: 0,
+            release: Release::GlobalAllocator { align: ALIGNMENT },
+        }
     }
 
     /// A copy of `bytes` in an array of its own.

@@ -148,11 +148,11 @@ impl ParsedHeader {
     ) -> Result<BloomFilter, DecodeError> {
         let ParsedHeader { expansion, descriptions } = self;
         let total_bytes = descriptions
-        .iter()
-        .try_fold(0usize, |sum, link| {
-            usize::try_from(link.layout.blocks).ok()?.checked_mul(BLOCK_BYTES)?.checked_add(sum)
-        })
-        .ok_or(DecodeError::TooLarge)?;
+            .iter()
+            .try_fold(0usize, |sum, link| {
+                usize::try_from(link.layout.blocks).ok()?.checked_mul(BLOCK_BYTES)?.checked_add(sum)
+            })
+            .ok_or(DecodeError::TooLarge)?;
         if total_bytes > max_bytes {
             return Err(DecodeError::TooLarge);
         }

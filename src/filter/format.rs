@@ -33,7 +33,11 @@ trait Scalable {
     fn hash(&self, item: &[u8]) -> Self::Hash;
     fn prefetch(&self, hash: &Self::Hash);
     fn contains_hash(&self, hash: &Self::Hash) -> bool;
-    fn insert_hash(&mut self, hash: &Self::Hash, max_bytes: impl FnOnce() -> usize) -> Result<bool, FilterError>;
+    fn insert_hash(
+        &mut self,
+        hash: &Self::Hash,
+        max_bytes: impl FnOnce() -> usize,
+    ) -> Result<bool, FilterError>;
 }
 
 impl Scalable for BloomFilter {
@@ -51,7 +55,11 @@ impl Scalable for BloomFilter {
         BloomFilter::contains_hash(self, hash)
     }
     #[inline]
-    fn insert_hash(&mut self, hash: &ItemHash, max_bytes: impl FnOnce() -> usize) -> Result<bool, FilterError> {
+    fn insert_hash(
+        &mut self,
+        hash: &ItemHash,
+        max_bytes: impl FnOnce() -> usize,
+    ) -> Result<bool, FilterError> {
         BloomFilter::insert_hash(self, hash, max_bytes)
     }
 }
@@ -71,7 +79,11 @@ impl Scalable for redisbloom::Chain {
         redisbloom::Chain::contains_hash(self, hash)
     }
     #[inline]
-    fn insert_hash(&mut self, hash: &Self::Hash, max_bytes: impl FnOnce() -> usize) -> Result<bool, FilterError> {
+    fn insert_hash(
+        &mut self,
+        hash: &Self::Hash,
+        max_bytes: impl FnOnce() -> usize,
+    ) -> Result<bool, FilterError> {
         redisbloom::Chain::insert_hash(self, hash, max_bytes)
     }
 }
@@ -86,7 +98,11 @@ fn hash_batch<'a, F: Scalable>(filter: &F, items: impl Iterator<Item = &'a [u8]>
     hashes
 }
 
-fn contains_each<'a, F: Scalable>(filter: &F, items: impl Iterator<Item = &'a [u8]>, mut answer: impl FnMut(bool)) {
+fn contains_each<'a, F: Scalable>(
+    filter: &F,
+    items: impl Iterator<Item = &'a [u8]>,
+    mut answer: impl FnMut(bool),
+) {
     for hash in &hash_batch(filter, items) {
         answer(filter.contains_hash(hash));
     }
@@ -128,7 +144,9 @@ impl Filter {
         max_bytes: usize,
     ) -> Result<Filter, FilterError> {
         Ok(match format {
-            Format::Redbloom => Filter::Redbloom(BloomFilter::try_new(capacity, error_rate, expansion, max_bytes)?),
+            Format::Redbloom => {
+                Filter::Redbloom(BloomFilter::try_new(capacity, error_rate, expansion, max_bytes)?)
+            }
             Format::RedisBloom => {
                 Filter::RedisBloom(redisbloom::Chain::try_new(capacity, error_rate, expansion, max_bytes)?)
             }

@@ -22,7 +22,13 @@ impl SubFilter {
 
     /// A link rebuilt from decoded parameters and its bits; `None` when the bits are not
     /// the layout's size (or could not be aligned).
-    pub fn restore(capacity: u64, error_rate: f64, layout: Layout, items: u64, bits: ByteArray) -> Option<SubFilter> {
+    pub fn restore(
+        capacity: u64,
+        error_rate: f64,
+        layout: Layout,
+        items: u64,
+        bits: ByteArray,
+    ) -> Option<SubFilter> {
         if bits.len() as u64 != layout.bits() / 8 {
             return None;
         }

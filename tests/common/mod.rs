@@ -259,7 +259,11 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// The official RedisBloom binary the tests compare with (`make peers` fetches it).
 pub fn redisbloom_path() -> PathBuf {
-    existing_file("REDISBLOOM_PATH", "target/peers/redisbloom-2.8.2.so", "`make peers` fetches it (make test does)")
+    existing_file(
+        "REDISBLOOM_PATH",
+        "target/peers/redisbloom-2.8.2.so",
+        "`make peers` fetches it (make test does)",
+    )
 }
 
 /// Redis's DUMP checksum: CRC-64/Jones, reflected, initial value 0.
@@ -337,7 +341,9 @@ pub fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
         let reply = ok(con, &["BF.SCANDUMP", key, &iterator.to_string()]);
         let Value::Array(parts) = reply else { panic!("SCANDUMP answered {reply:?}") };
         let mut parts = parts.into_iter();
-        let (Some(Value::Int(next)), Some(data)) = (parts.next(), parts.next()) else { panic!("SCANDUMP shape") };
+        let (Some(Value::Int(next)), Some(data)) = (parts.next(), parts.next()) else {
+            panic!("SCANDUMP shape")
+        };
         let data = bulk(data);
         if next == 0 {
             assert!(data.is_empty(), "the end of a SCANDUMP carries no data");

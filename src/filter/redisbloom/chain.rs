@@ -73,7 +73,12 @@ impl Chain {
     /// A new filter as RedisBloom's BF.RESERVE makes it: 64-bit hashes, sizes not rounded, a
     /// first link at half the rate when scaling. Parameters are assumed checked; the memory
     /// budget is checked here, before anything is allocated.
-    pub fn try_new(capacity: u64, error_rate: f64, expansion: u32, max_bytes: usize) -> Result<Chain, FilterError> {
+    pub fn try_new(
+        capacity: u64,
+        error_rate: f64,
+        expansion: u32,
+        max_bytes: usize,
+    ) -> Result<Chain, FilterError> {
         let scaling = expansion > 0;
         let mut options = OPTION_NO_ROUND | OPTION_FORCE_64;
         if !scaling {
@@ -126,7 +131,11 @@ impl Chain {
 
     /// Adds an item as RedisBloom does: `Ok(false)` when any link says it is present;
     /// otherwise into the newest link, after adding a link when that one is full.
-    pub fn insert_hash(&mut self, hash: &HashPair, max_bytes: impl FnOnce() -> usize) -> Result<bool, FilterError> {
+    pub fn insert_hash(
+        &mut self,
+        hash: &HashPair,
+        max_bytes: impl FnOnce() -> usize,
+    ) -> Result<bool, FilterError> {
         if self.contains_hash(hash) {
             return Ok(false);
         }
@@ -148,9 +157,11 @@ impl Chain {
             return Err(FilterError::TooLarge);
         }
         let newest = self.newest().fields();
-        let capacity = newest.entries.checked_mul(u64::from(self.fields.growth)).ok_or(FilterError::TooLarge)?;
+        let capacity =
+            newest.entries.checked_mul(u64::from(self.fields.growth)).ok_or(FilterError::TooLarge)?;
         // `sized` refuses a capacity of 0 (a growth of 0).
-        let link = LinkFields::sized(capacity, newest.error * 0.5, self.fields.options).ok_or(FilterError::TooLarge)?;
+        let link = LinkFields::sized(capacity, newest.error * 0.5, self.fields.options)
+            .ok_or(FilterError::TooLarge)?;
         check_budget(link.bytes, self.bits_bytes(), max_bytes)?;
         self.links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
         self.links.push(Link::try_new(link)?);

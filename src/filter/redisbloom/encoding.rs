@@ -64,7 +64,8 @@ pub fn decode_header_with(
     max_bytes: usize,
     mut bits: impl FnMut(u64) -> Result<ByteArray, DecodeError>,
 ) -> Result<Chain, DecodeError> {
-    let link_count = header.get(8..12).map(|bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+    let link_count =
+        header.get(8..12).map(|bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
     let link_count = link_count.ok_or(DecodeError::Malformed("header is truncated"))? as usize;
     if link_count == 0 || link_count > MAX_LINKS {
         return Err(DecodeError::Malformed("impossible number of links"));
@@ -110,12 +111,18 @@ pub fn decode_header_with(
     built.try_reserve_exact(link_count).map_err(|_| DecodeError::OutOfMemory)?;
     for link in links {
         let data = bits(link.bytes)?;
-        built.push(Link::with_bits(link, data).ok_or(DecodeError::Malformed("a link's bits do not match its header"))?);
+        built.push(
+            Link::with_bits(link, data)
+                .ok_or(DecodeError::Malformed("a link's bits do not match its header"))?,
+        );
     }
     Ok(Chain::from_links(chain, built))
 }
 
-fn check_items<'a>(chain: &ChainFields, mut links: impl Iterator<Item = &'a LinkFields>) -> Result<(), DecodeError> {
+fn check_items<'a>(
+    chain: &ChainFields,
+    mut links: impl Iterator<Item = &'a LinkFields>,
+) -> Result<(), DecodeError> {
     let sum = links.try_fold(0u64, |sum, link| sum.checked_add(link.items));
     if sum != Some(chain.items) {
         return Err(DecodeError::Malformed("item count does not match the links"));
@@ -157,7 +164,8 @@ pub fn load_rdb(version: i32, source: &mut impl RdbSource, max_bytes: usize) -> 
             ((entries as f64 * bpe) as u64, 0)
         } else {
             let bits = source.unsigned()?;
-            let n2 = u8::try_from(source.unsigned()?).map_err(|_| DecodeError::Malformed("n2 out of range"))?;
+            let n2 =
+                u8::try_from(source.unsigned()?).map_err(|_| DecodeError::Malformed("n2 out of range"))?;
             (bits, n2)
         };
         let data = source.bytes()?;
@@ -167,7 +175,8 @@ pub fn load_rdb(version: i32, source: &mut impl RdbSource, max_bytes: usize) -> 
         if bytes_so_far > max_bytes {
             return Err(DecodeError::TooLarge);
         }
-        let mut link = Link::with_bits(fields, data).ok_or(DecodeError::Malformed("bit array of another size"))?;
+        let mut link =
+            Link::with_bits(fields, data).ok_or(DecodeError::Malformed("bit array of another size"))?;
         link.set_items(source.unsigned()?).map_err(DecodeError::Malformed)?;
         links.push(link);
     }
@@ -202,7 +211,8 @@ mod tests {
         }
     }
 
-    const ITEMS: [&[u8]; 3] = [b"hello", b"redbloom", b"\x00\xff\x00\xff\x00\xff\x00\xff\x00\xff\x00\xff\x00\xffx"];
+    const ITEMS: [&[u8]; 3] =
+        [b"hello", b"redbloom", b"\x00\xff\x00\xff\x00\xff\x00\xff\x00\xff\x00\xff\x00\xffx"];
 
     /// What the real RedisBloom 2.8.2 dumped after `BF.RESERVE k 0.01 10 NONSCALING` and a
     /// BF.MADD of ITEMS: its header, and the bits its hashing set.
@@ -244,7 +254,8 @@ mod tests {
     }
 
     fn same(a: &Chain, b: &Chain) -> bool {
-        encode_header(a) == encode_header(b) && a.links().iter().zip(b.links()).all(|(x, y)| x.bytes() == y.bytes())
+        encode_header(a) == encode_header(b)
+            && a.links().iter().zip(b.links()).all(|(x, y)| x.bytes() == y.bytes())
     }
 
     #[test]
@@ -296,7 +307,9 @@ mod tests {
         }
         fn bytes(&mut self) -> Result<ByteArray, DecodeError> {
             match self.0.pop_front() {
-                Some(Value::Bytes(bytes)) => ByteArray::try_copy_of(&bytes).map_err(|_| DecodeError::OutOfMemory),
+                Some(Value::Bytes(bytes)) => {
+                    ByteArray::try_copy_of(&bytes).map_err(|_| DecodeError::OutOfMemory)
+                }
                 _ => Err(DecodeError::Malformed("short read")),
             }
         }
@@ -314,7 +327,11 @@ mod tests {
         }
         for link in chain.links() {
             let f = link.fields();
-            values.extend([Value::Unsigned(f.entries), Value::Double(f.error), Value::Unsigned(u64::from(f.hashes))]);
+            values.extend([
+                Value::Unsigned(f.entries),
+                Value::Double(f.error),
+                Value::Unsigned(u64::from(f.hashes)),
+            ]);
             values.push(Value::Double(f.bpe));
             if version >= 1 {
                 values.extend([Value::Unsigned(f.bits), Value::Unsigned(u64::from(f.n2))]);
@@ -406,7 +423,10 @@ mod tests {
             header[16..20].copy_from_slice(&growth.to_le_bytes());
             let mut loaded = decode_header(&header, UNLIMITED).unwrap();
             assert_eq!(loaded.expansion(), Some(growth));
-            let fresh = (0u32..).map(|n| n.to_le_bytes()).find(|item| !loaded.contains_hash(&loaded.hash(item))).unwrap();
+            let fresh = (0u32..)
+                .map(|n| n.to_le_bytes())
+                .find(|item| !loaded.contains_hash(&loaded.hash(item)))
+                .unwrap();
             let hash = loaded.hash(&fresh);
             // A growth of 0 makes no next link; 100,000 makes one of 300,000 items (about
             // 400 KB), over this budget, and u32::MAX one of 17 GB.

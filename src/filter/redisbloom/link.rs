@@ -316,7 +316,8 @@ mod tests {
             link.insert(&HashPair::wide(&n.to_le_bytes()));
         }
         assert!((0..1000u32).all(|n| link.contains(&HashPair::wide(&n.to_le_bytes()))));
-        let false_positives = (1000..101_000u32).filter(|n| link.contains(&HashPair::wide(&n.to_le_bytes()))).count();
+        let false_positives =
+            (1000..101_000u32).filter(|n| link.contains(&HashPair::wide(&n.to_le_bytes()))).count();
         assert!(false_positives < 1500, "{false_positives} false positives in 100,000");
     }
 }

@@ -39,7 +39,8 @@ pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
     let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
     let mut words = key.chunks_exact(8);
     for word in &mut words {
-        let mut k = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+        let mut k =
+            u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
         k = k.wrapping_mul(M);
         k ^= k >> R;
         k = k.wrapping_mul(M);
