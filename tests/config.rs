@@ -93,6 +93,20 @@ fn bad_load_arguments_refuse_to_load() {
     }
 }
 
+/// An operator reads warnings as something to act on: a normal load must not log one.
+#[test]
+fn a_normal_load_logs_no_warning() {
+    let server = Server::start();
+    server.connection();
+    let log = server.log();
+    assert!(log.contains("Module 'bf' loaded"), "{log}");
+    // Redis marks a module's lines with its name, and a warning with '#' after the timestamp.
+    let warnings: Vec<&str> =
+        log.lines().filter(|line| line.contains("<bf>") && line.contains(" # ")).collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(!log.contains("Skip register"), "{log}");
+}
+
 #[test]
 fn config_file_lines_are_read() {
     let server = Server::start_with(&[], &["--bf.initial-size", "555"]);
@@ -151,10 +165,16 @@ fn the_format_of_new_filters_is_configurable() {
     assert!(!first_line(&mut con, "inserted").contains("bytes:144"));
 
     assert!(err(&mut con, &["CONFIG", "SET", "bf.format", "classic"]).starts_with("ERR"));
-    for args in [&["BF.RESERVE", "x", "0.01", "100", "FORMAT", "other"][..], &["BF.RESERVE", "x", "0.01", "100", "FORMAT"]] {
+    for args in [
+        &["BF.RESERVE", "x", "0.01", "100", "FORMAT", "other"][..],
+        &["BF.RESERVE", "x", "0.01", "100", "FORMAT"],
+    ] {
         assert_eq!(err(&mut con, args), "ERR format must be REDBLOOM or REDISBLOOM");
     }
-    assert_eq!(err(&mut con, &["BF.INSERT", "x", "FORMAT", "x", "ITEMS", "a"]), "ERR format must be REDBLOOM or REDISBLOOM");
+    assert_eq!(
+        err(&mut con, &["BF.INSERT", "x", "FORMAT", "x", "ITEMS", "a"]),
+        "ERR format must be REDBLOOM or REDISBLOOM"
+    );
     assert_eq!(int(&mut con, &["EXISTS", "x"]), 0);
     let log = Server::failing_to_start(&["format", "classic"]);
     assert!(log.contains("format must be redbloom or redisbloom"), "{log}");
@@ -171,11 +191,23 @@ fn info_bf_counts_filters_and_operations() {
         text.lines()
             .filter_map(|line| line.split_once(':'))
             // Redis prefixes a module's fields with its name.
-            .filter_map(|(name, value)| Some((name.strip_prefix("bf_")?.to_string(), value.trim().parse().ok()?)))
+            .filter_map(|(name, value)| {
+                Some((name.strip_prefix("bf_")?.to_string(), value.trim().parse().ok()?))
+            })
             .collect()
     };
     let zero = info(&mut con);
-    for field in ["filters", "bytes", "items", "sub_filters", "adds", "lookups", "lookups_found", "full_filter_errors", "refused_creations"] {
+    for field in [
+        "filters",
+        "bytes",
+        "items",
+        "sub_filters",
+        "adds",
+        "lookups",
+        "lookups_found",
+        "full_filter_errors",
+        "refused_creations",
+    ] {
         assert_eq!(zero.get(field), Some(&0), "{field} in {zero:?}");
     }
     ok(&mut con, &["BF.RESERVE", "grows", "0.01", "10", "FORMAT", "REDISBLOOM"]);
@@ -198,7 +230,11 @@ fn info_bf_counts_filters_and_operations() {
     assert_eq!(stats["items"], items);
     assert_eq!(stats["sub_filters"], memory(&mut con, "grows") + memory(&mut con, "full"));
     assert!(stats["sub_filters"] > 2, "meant to grow");
-    assert!(stats["bytes"] > 0 && stats["bytes"] <= int(&mut con, &["MEMORY", "USAGE", "grows"]) + int(&mut con, &["MEMORY", "USAGE", "full"]));
+    assert!(
+        stats["bytes"] > 0
+            && stats["bytes"]
+                <= int(&mut con, &["MEMORY", "USAGE", "grows"]) + int(&mut con, &["MEMORY", "USAGE", "full"])
+    );
     assert_eq!(stats["adds"], added as i64 + 2, "the full filter took two");
     assert_eq!(stats["full_filter_errors"], 1);
     assert_eq!(stats["refused_creations"], 1);
@@ -222,5 +258,8 @@ fn info_bf_counts_filters_and_operations() {
         assert_eq!(empty[field], 0, "{field}");
     }
     let everything = String::from_utf8(bulk(ok(&mut con, &["INFO", "everything"]))).unwrap();
-    assert!(everything.contains("# bf\r\n") && everything.contains("bf_lookups_found:"), "INFO everything has the section");
+    assert!(
+        everything.contains("# bf\r\n") && everything.contains("bf_lookups_found:"),
+        "INFO everything has the section"
+    );
 }
