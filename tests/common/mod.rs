@@ -362,7 +362,7 @@ pub fn loadchunks(con: &mut Connection, key: &str, pairs: &[(i64, Vec<u8>)]) {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
     listener.local_addr().expect("port").port()
 }
