@@ -95,7 +95,7 @@ fn main() {
 
     let mut results = Vec::new();
     for size in &options.sizes {
-        eprintln!("== {} filters (capacity {}, 1%)", size.name, size.capacity);
+        eprintln!("== {} filters (capacity {}, rate {})", size.name, size.capacity, size.rate);
         for target in &mut targets {
             results.extend(workloads::run_size(target, size, options.rounds));
         }
@@ -111,12 +111,9 @@ fn main() {
             large.persistence.push(persistence::measure(target));
         }
     }
-    // Each filter size's floor, over a buffer of the size redbloom's filter of it takes.
-    let floors = options
-        .sizes
-        .iter()
-        .map(|size| (size.name, floor::measure((size.capacity as f64 * 1.258) as usize)))
-        .collect();
+    // Each filter size's floor, over a buffer of about the size redbloom's filter of it takes.
+    let floors =
+        options.sizes.iter().map(|size| (size.name, floor::measure(size.approximate_bytes()))).collect();
     let report = report::Report::new(results, efficiency, large, floors, &targets);
     println!("{}", report.table());
     if let Some(dir) = options.json.parent() {

@@ -2,7 +2,7 @@
 //! holds it, SAVE and load time, and the memory a BGSAVE's fork copies per add while it runs.
 
 use crate::common::ok;
-use crate::workloads::{synthetic_fill, Target};
+use crate::workloads::{synthetic_fill, FilterSize, Target};
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,8 @@ pub fn measure(target: &mut Target) -> PersistenceCost {
     ok(con, &["FLUSHALL"]);
     // A filter's bits do not compress: compressing them only slows SAVE down.
     ok(con, &["CONFIG", "SET", "rdbcompression", "no"]);
-    synthetic_fill(con, "persisted", CAPACITY);
+    let size = FilterSize { name: "persisted", capacity: CAPACITY, rate: "0.01", synthetic_fill: true };
+    synthetic_fill(con, "persisted", &size);
     let filter_bytes = integer(&ok(con, &["MEMORY", "USAGE", "persisted"]));
     let used_memory = info_number(con, "memory", "used_memory");
     let rss = info_number(con, "memory", "used_memory_rss");

@@ -137,14 +137,14 @@ impl Report {
 
         let _ = writeln!(
             out,
-            "\nAt full capacity (10⁶ items, non-scaling, 2M probes), against a classic Bloom filter of the measured rate:\n"
+            "\nAt full capacity (10⁶ items, non-scaling, 2M to 20M probes), against a classic Bloom filter of the measured rate:\n"
         );
         let _ = writeln!(out, "| module | requested rate | measured rate | bits/item | classic bits/item at that rate | ratio |");
         let _ = writeln!(out, "|---|---|---|---|---|---|");
         for e in &self.efficiency {
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.5} | {:.2} | {:.2} | {:.3} |",
+                "| {} | {} | {:.3e} | {:.2} | {:.2} | {:.3} |",
                 e.target,
                 e.requested_rate,
                 e.measured_rate,

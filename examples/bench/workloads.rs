@@ -16,17 +16,28 @@ const SYNTHETIC_MEMBERS: usize = 200_000;
 pub struct FilterSize {
     pub name: &'static str,
     pub capacity: u64,
+    /// The error rate it is reserved with.
+    pub rate: &'static str,
     /// Too large to fill item by item within minutes: its bits are written with LOADCHUNK
     /// at the density of a half-full filter instead.
     pub synthetic_fill: bool,
 }
 
 impl FilterSize {
+    /// About what redbloom takes for it: a classic filter's bits, and 4% more.
+    pub fn approximate_bytes(&self) -> usize {
+        let rate: f64 = self.rate.parse().expect("a rate");
+        let bits_per_item = -rate.ln() / std::f64::consts::LN_2.powi(2) * 1.04;
+        (self.capacity as f64 * bits_per_item / 8.0) as usize
+    }
+
     pub fn all() -> Vec<FilterSize> {
         vec![
-            FilterSize { name: "1MB", capacity: 800_000, synthetic_fill: false },
-            FilterSize { name: "12MB", capacity: 10_000_000, synthetic_fill: false },
-            FilterSize { name: "1GB", capacity: 1_000_000_000, synthetic_fill: true },
+            FilterSize { name: "1MB", capacity: 800_000, rate: "0.01", synthetic_fill: false },
+            FilterSize { name: "12MB", capacity: 10_000_000, rate: "0.01", synthetic_fill: false },
+            FilterSize { name: "1GB", capacity: 1_000_000_000, rate: "0.01", synthetic_fill: true },
+            // Where redbloom spreads an item over two cache lines and RedisBloom probes ten.
+            FilterSize { name: "1GB@0.1%", capacity: 550_000_000, rate: "0.001", synthetic_fill: true },
         ]
     }
 }
@@ -85,11 +96,8 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
     let con = &mut target.con;
     command(con, &["FLUSHALL"]);
     let started = Instant::now();
-    let members = if size.synthetic_fill {
-        synthetic_fill(con, &key, size.capacity)
-    } else {
-        fill_half(con, &key, size.capacity)
-    };
+    let members =
+        if size.synthetic_fill { synthetic_fill(con, &key, size) } else { fill_half(con, &key, size) };
     eprintln!("   {}: filled in {:.1} s", target.name, started.elapsed().as_secs_f64());
     let fill = if size.synthetic_fill { "synthetic, half full" } else { "half full" };
     let bytes = integer(&command(con, &["MEMORY", "USAGE", &key]));
@@ -126,7 +134,7 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
             && size.capacity / 2 + added_per_round * rounds as u64 > size.capacity
         {
             command(con, &["DEL", &key]);
-            fill_half(con, &key, size.capacity);
+            fill_half(con, &key, size);
         }
         let mixed = |calls: usize, per_call: usize, prefix: &str| -> Vec<Vec<String>> {
             (0..calls)
@@ -202,9 +210,9 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
 pub fn memory_efficiency(target: &mut Target) -> Vec<Efficiency> {
     let con = &mut target.con;
     let capacity = 1_000_000usize;
-    [0.01, 0.001]
+    [0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6]
         .into_iter()
-        .map(|rate| {
+        .map(|rate: f64| {
             command(con, &["FLUSHALL"]);
             command(
                 con,
@@ -220,7 +228,9 @@ pub fn memory_efficiency(target: &mut Target) -> Vec<Efficiency> {
                 count_true(con, "BF.MADD", "efficiency", (next..next + batch).map(|i| format!("e:{i}")));
                 next += batch;
             }
-            let probes = 2_000_000;
+            // Enough probes for a few hundred false positives where that takes under 20
+            // million; at 10⁻⁶ about 20, which still pins the classic filter's size to ±2%.
+            let probes = ((400.0 / rate) as usize).clamp(2_000_000, 20_000_000);
             let found = count_true(con, "BF.MEXISTS", "efficiency", (0..probes).map(|i| format!("x:{i}")));
             let measured = found as f64 / probes as f64;
             let bytes = integer(&command(con, &["MEMORY", "USAGE", "efficiency"])) as f64;
@@ -235,10 +245,10 @@ pub fn memory_efficiency(target: &mut Target) -> Vec<Efficiency> {
         .collect()
 }
 
-/// A non-scaling filter of `capacity` items at 1%, half full; answers the members added.
-fn fill_half(con: &mut Connection, key: &str, capacity: u64) -> usize {
-    command(con, &["BF.RESERVE", key, "0.01", &capacity.to_string(), "NONSCALING"]);
-    let members = (capacity / 2) as usize;
+/// A non-scaling filter of the size's capacity and rate, half full; answers the members added.
+fn fill_half(con: &mut Connection, key: &str, size: &FilterSize) -> usize {
+    command(con, &["BF.RESERVE", key, size.rate, &size.capacity.to_string(), "NONSCALING"]);
+    let members = (size.capacity / 2) as usize;
     add_members(con, key, members);
     members
 }
@@ -251,9 +261,10 @@ fn add_members(con: &mut Connection, key: &str, count: usize) {
 /// Writes a filter whose bits are set at random with the density of a half-full filter, via
 /// SCANDUMP of an empty one (for the chunk layout, which every BF.* module defines itself)
 /// and LOADCHUNK; then adds real members. Answers the number of members.
-pub fn synthetic_fill(con: &mut Connection, key: &str, capacity: u64) -> usize {
+pub fn synthetic_fill(con: &mut Connection, key: &str, size: &FilterSize) -> usize {
     let template = format!("{key}:template");
-    command(con, &["BF.RESERVE", &template, "0.01", &capacity.to_string(), "NONSCALING"]);
+    let capacity = size.capacity;
+    command(con, &["BF.RESERVE", &template, size.rate, &capacity.to_string(), "NONSCALING"]);
     let Value::Array(debug) = command(con, &["BF.DEBUG", &template]) else { panic!("BF.DEBUG") };
     let line = text(&debug[1]);
     let field = |name: &str| -> f64 {
