@@ -3,7 +3,7 @@
 MODULE      := target/release/libredbloom.so
 CONF        := redis.conf.example
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := redis-server libclang-dev clang
+APT_PACKAGES := redis-server libclang-dev clang postgresql
 
 export REDBLOOM_MODULE := $(CURDIR)/$(MODULE)
 
@@ -21,22 +21,27 @@ REDIS_PY       := redis==8.1.0
 export CLIENTS_NODE_MODULES := $(CURDIR)/target/node/node_modules
 NODE_REDIS     := redis@6.3.1
 
-# `make run SERVER=redis-7.4` or `SERVER=valkey`: the server `make run` starts.
+# `make run SERVER=redis-7.4` or `SERVER=valkey`: the server `make run`, `make cluster` and
+# `make bench` start (SERVER_ENV tells the bench's harness).
 SERVER ?= redis
 ifeq ($(SERVER),redis-7.4)
   SERVER_COMMAND := LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74)
+  SERVER_ENV     := REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS)
 else ifeq ($(SERVER),valkey)
   SERVER_COMMAND := $(VALKEY_9)
+  SERVER_ENV     := REDIS_SERVER=$(VALKEY_9)
 else
   SERVER_COMMAND := redis-server
+  SERVER_ENV     :=
 endif
 
-.PHONY: all deps build peers clients run cluster cluster-stop test bench fuzz clean
+.PHONY: all deps build peers clients run cluster cluster-stop test example example-test bench fuzz clean
 
 all: build
 
-# Installs what is missing: the Redis server the tests and `make run` start, and libclang,
-# which bindgen (through the redis-module crate) needs to build the module.
+# Installs what is missing: the Redis server the tests and `make run` start, libclang, which
+# bindgen (through the redis-module crate) needs to build the module, and PostgreSQL, which the
+# cache-penetration example runs on.
 deps:
 	@missing=""; \
 	for package in $(APT_PACKAGES); do \
@@ -93,9 +98,22 @@ test: build peers clients
 	REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS) cargo test --release --test '*'
 	@echo "== integration tests on $$($(VALKEY_9) --version | cut -d' ' -f1-3)"
 	REDIS_SERVER=$(VALKEY_9) cargo test --release --test '*'
+	@$(MAKE) --no-print-directory example-test
+
+# The cache-penetration example (examples/cache-penetration, a crate of its own): a users
+# service on PostgreSQL and Redis with the BF.* filter in front. `example` runs it in full (a
+# million users, the service with and without its filter, a rebuild under load; EXAMPLE_ARGS
+# go to its load program) and writes target/cache-penetration/; `example-test` runs the short
+# version with assertions, which `make test` ends with.
+EXAMPLE := examples/cache-penetration
+example: build
+	cd $(EXAMPLE) && cargo run --release --bin load -- $(EXAMPLE_ARGS)
+example-test: build
+	@echo "== the cache-penetration example, end to end, on $$(redis-server --version | cut -d' ' -f1-3)"
+	cd $(EXAMPLE) && cargo test
 
 bench: build peers
-	cargo run --release --example bench -- $(BENCH_ARGS)
+	$(SERVER_ENV) cargo run --release --example bench -- $(BENCH_ARGS)
 
 # Fuzzes every decoder and parser for FUZZ_SECONDS each (cargo-fuzz, libFuzzer). Stable Rust
 # is enough: RUSTC_BOOTSTRAP lets it take the sanitizer flags cargo-fuzz passes.
@@ -112,4 +130,5 @@ fuzz: deps
 
 clean:
 	cargo clean
+	cd $(EXAMPLE) && cargo clean
 	rm -rf run

@@ -211,8 +211,8 @@ impl Report {
         for (size, floor) in &self.floors {
             let _ = writeln!(
                 out,
-                "| {size} ({} MB) | {:.1} | {:.1} |",
-                floor.bytes >> 20,
+                "| {size} ({:.1} MB) | {:.1} | {:.1} |",
+                floor.bytes as f64 / (1 << 20) as f64,
                 floor.dependent_ns,
                 floor.batched_ns
             );
