@@ -188,10 +188,16 @@ impl RdbSource for RdbReader {
 
 /// The memory budget of a filter being loaded. What the server itself saved (an RDB at
 /// startup, a full sync, DEBUG RELOAD) must load whatever its size: no budget, allocation
-/// stays fallible. A RESTORE payload comes from a client: it gets the same budget as a
-/// command, so that a few bytes claiming a huge filter cannot make the server allocate it.
+/// stays fallible. A RESTORE payload sent to a master comes from a client: it gets the same
+/// budget as a command, so that a few bytes claiming a huge filter cannot make the server
+/// allocate it.
 fn load_budget(rdb: *mut raw::RedisModuleIO) -> usize {
     let loading = (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING) as c_int;
+    // What the master sends (a RESTORE that MIGRATE propagated, say) must not be refused
+    // either: the replica would lack a key its master has. The context an IO handle gives has
+    // no client to say where a RESTORE came from, but a read-only replica takes writes only
+    // from its master.
+    let read_only_replica = (raw::REDISMODULE_CTX_FLAGS_SLAVE | raw::REDISMODULE_CTX_FLAGS_READONLY) as c_int;
     // SAFETY: a live IO handle; the context it gives lives as long as it.
     let flags = unsafe {
         match (raw::RedisModule_GetContextFromIO, raw::RedisModule_GetContextFlags) {
@@ -199,7 +205,7 @@ fn load_budget(rdb: *mut raw::RedisModuleIO) -> usize {
             _ => loading,
         }
     };
-    if flags & loading != 0 {
+    if flags & loading != 0 || flags & read_only_replica == read_only_replica {
         usize::MAX
     } else {
         crate::config::max_filter_bytes()

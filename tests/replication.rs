@@ -178,3 +178,28 @@ fn a_replica_gets_only_the_items_its_master_accepted() {
     let mut con = master.connection();
     assert_eq!([digest(&mut con, "grows"), digest(&mut con, "fresh")], before);
 }
+
+/// A replica takes what its master took, whatever its own cap: a filter refused there would be
+/// a key the master has and the replica lacks. RESTORE (what MIGRATE sends) and the commands
+/// that create filters alike.
+#[test]
+fn a_replica_with_a_smaller_cap_keeps_every_filter_of_its_master() {
+    // Uncompressed, so that the DUMP payload is as large as a full filter's would be.
+    let master = Server::start_with(&[], &["--rdbcompression", "no"]);
+    let replica = Server::start_with(
+        &["max-filter-bytes", "1048576"],
+        &["--replicaof", "127.0.0.1", &master.port.to_string()],
+    );
+    let (mut on_master, mut on_replica) = (master.connection(), replica.connection());
+    wait_in_sync(&mut on_master, &mut on_replica);
+    ok(&mut on_master, &["BF.RESERVE", "large", "0.01", "3000000"]);
+    ok(&mut on_master, &["BF.ADD", "large", "a"]);
+    let payload = dump_payload(&mut on_master, "large");
+    assert!(payload.len() > 2 * 1048576, "{} bytes", payload.len());
+    call_bytes(&mut on_master, &[b"RESTORE", b"restored", b"0", &payload]).expect("RESTORE on the master");
+    wait_in_sync(&mut on_master, &mut on_replica);
+    for key in ["large", "restored"] {
+        assert_eq!(int(&mut on_replica, &["EXISTS", key]), 1, "{key} is missing on the replica");
+        assert_eq!(digest(&mut on_replica, key), digest(&mut on_master, key), "{key}");
+    }
+}
