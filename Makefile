@@ -107,7 +107,7 @@ test: build peers clients
 # version with assertions, which `make test` ends with.
 EXAMPLE := examples/cache-penetration
 example: build
-	cd $(EXAMPLE) && cargo run --release --bin load -- $(EXAMPLE_ARGS)
+	cd $(EXAMPLE) && cargo build --release --bins && cargo run --release --bin load -- $(EXAMPLE_ARGS)
 example-test: build
 	@echo "== the cache-penetration example, end to end, on $$(redis-server --version | cut -d' ' -f1-3)"
 	cd $(EXAMPLE) && cargo test

@@ -11,14 +11,29 @@ set -euo pipefail
 action=$1
 shift
 base=${CLUSTER_BASE:-7001}
-root=${CLUSTER_DIR:-run/cluster}
+root=$(realpath -m "${CLUSTER_DIR:-run/cluster}")
 module=$(realpath "${REDBLOOM_MODULE:-target/release/libredbloom.so}")
 ports=$(seq "$base" $((base + 5)))
 
+# Stops the nodes this script started, and no other server that happens to use those ports.
 stop() {
   for port in $ports; do
-    redis-cli -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+    if redis-cli -p "$port" CONFIG GET dir 2>/dev/null | grep -qx "$root/$port"; then
+      redis-cli -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+    fi
   done
+}
+
+# Waits until `check` succeeds, or gives up after 30 s saying what it waited for.
+wait_for() {
+  local what=$1
+  shift
+  for _ in $(seq 300); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  echo "cluster: gave up waiting for $what (logs under $root/)" >&2
+  exit 1
 }
 
 if [ "$action" = stop ]; then
@@ -40,16 +55,23 @@ for port in $ports; do
   nodes+=("127.0.0.1:$port")
 done
 for port in $ports; do
-  until redis-cli -p "$port" PING >/dev/null 2>&1; do sleep 0.1; done
+  wait_for "the node on port $port to start" redis-cli -p "$port" PING >/dev/null 2>&1
 done
-redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$root/create.log"
-for port in $ports; do
-  until redis-cli -p "$port" CLUSTER INFO | grep -q "cluster_state:ok"; do sleep 0.2; done
-done
-until [ "$(redis-cli -p "$base" CLUSTER NODES | grep -c slave)" = 3 ]; do sleep 0.2; done
+if ! redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$root/create.log" 2>&1; then
+  cat "$root/create.log" >&2
+  stop
+  exit 1
+fi
+cluster_ok() { redis-cli -p "$1" CLUSTER INFO | grep -q "cluster_state:ok"; }
+three_replicas() { [ "$(redis-cli -p "$base" CLUSTER NODES | grep -c slave)" = 3 ]; }
 # Resharding while a replica is still in its first sync can leave a slot open on Valkey.
+linked() { redis-cli -p "$1" INFO replication | grep -q "role:master\|master_link_status:up"; }
 for port in $ports; do
-  until redis-cli -p "$port" INFO replication | grep -q "role:master\|master_link_status:up"; do sleep 0.2; done
+  wait_for "port $port to see the cluster up" cluster_ok "$port"
+done
+wait_for "three replicas" three_replicas
+for port in $ports; do
+  wait_for "port $port to be linked to its master" linked "$port"
 done
 redis-cli -p "$base" CLUSTER NODES | awk '{print $2, $3, $9}' | sed 's/@[0-9]*//'
 cat <<EOF

@@ -60,23 +60,60 @@ fn the_redis_crate_bloom_client_under_both_protocols() {
     }
 }
 
-/// Runs a client's test script against a fresh server, under RESP2 then RESP3; `setup` names
-/// where `make clients` put that client.
-fn run_client_script(interpreter: &Path, script: &str, env: &[(&str, &Path)], setup: &Path) {
-    assert!(setup.exists(), "{} is missing: `make clients` installs it (make test does)", setup.display());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients").join(script);
-    let server = Server::start();
-    for protocol in ["2", "3"] {
-        let output = Command::new(interpreter)
-            .arg(&script)
-            .args([&server.port.to_string(), protocol])
-            .envs(env.iter().copied())
-            .output()
-            .expect("the client's interpreter runs");
-        let text =
-            format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        assert!(output.status.success(), "{} under RESP{protocol}:\n{text}", script.display());
-        eprint!("{text}");
+/// How a client's test script is run: its interpreter, the script, its environment, and where
+/// `make clients` put the client.
+struct ClientScript {
+    interpreter: PathBuf,
+    script: &'static str,
+    env: Vec<(&'static str, PathBuf)>,
+    installed: PathBuf,
+}
+
+impl ClientScript {
+    fn redis_py() -> ClientScript {
+        let python = client_path("CLIENTS_PYTHON", "target/venv/bin/python");
+        ClientScript {
+            interpreter: python.clone(),
+            script: "redis_py.py",
+            env: Vec::new(),
+            installed: python,
+        }
+    }
+
+    fn node_redis() -> ClientScript {
+        let modules = client_path("CLIENTS_NODE_MODULES", "target/node/node_modules");
+        ClientScript {
+            interpreter: PathBuf::from("node"),
+            script: "node_redis.mjs",
+            env: vec![("NODE_PATH", modules.clone())],
+            installed: modules.join("redis"),
+        }
+    }
+
+    /// Runs the script against `server`, under RESP2 then RESP3.
+    fn run(&self, server: &Server) {
+        let installed = &self.installed;
+        assert!(
+            installed.exists(),
+            "{} is missing: `make clients` installs it (make test does)",
+            installed.display()
+        );
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients").join(self.script);
+        for protocol in ["2", "3"] {
+            let output = Command::new(&self.interpreter)
+                .arg(&script)
+                .args([&server.port.to_string(), protocol])
+                .envs(self.env.iter().map(|(name, value)| (name, value)))
+                .output()
+                .unwrap_or_else(|error| panic!("{} could not be run: {error}", self.interpreter.display()));
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(output.status.success(), "{} under RESP{protocol}:\n{text}", script.display());
+            eprint!("{text}");
+        }
     }
 }
 
@@ -89,17 +126,18 @@ fn client_path(variable: &str, default: &str) -> PathBuf {
 
 #[test]
 fn redis_py_bloom_client_under_both_protocols() {
-    let python = client_path("CLIENTS_PYTHON", "target/venv/bin/python");
-    run_client_script(&python, "redis_py.py", &[], &python);
+    ClientScript::redis_py().run(&Server::start());
 }
 
 #[test]
 fn node_redis_bloom_client_under_both_protocols() {
-    let modules = client_path("CLIENTS_NODE_MODULES", "target/node/node_modules");
-    run_client_script(
-        Path::new("node"),
-        "node_redis.mjs",
-        &[("NODE_PATH", &modules)],
-        &modules.join("redis"),
-    );
+    ClientScript::node_redis().run(&Server::start());
+}
+
+/// The scripts' expectations are RedisBloom's own answers, not this module's.
+#[test]
+fn the_client_scripts_pass_against_the_real_redisbloom() {
+    let redisbloom = Server::start_redisbloom(&[]);
+    ClientScript::redis_py().run(&redisbloom);
+    ClientScript::node_redis().run(&redisbloom);
 }

@@ -16,6 +16,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const FILTERS: usize = 300;
+/// Past the largest first capacity below (100), so that every filter is a chain.
+const MIN_ROUNDS: usize = 150;
 
 fn filter_key(index: usize) -> String {
     format!("filter:{index}")
@@ -255,7 +257,8 @@ fn write_until(
     let mut acknowledged = vec![Vec::new(); FILTERS];
     let mut errors = Vec::new();
     let mut round = first_round;
-    while !stop.load(Ordering::Relaxed) {
+    // Enough rounds for every filter to grow past its first sub-filter.
+    while !stop.load(Ordering::Relaxed) || round < first_round + MIN_ROUNDS {
         for (index, items) in acknowledged.iter_mut().enumerate() {
             let item = format!("item-{round}-{index}");
             match redis::cmd("BF.ADD").arg(filter_key(index)).arg(&item).query::<Value>(&mut con) {
@@ -369,6 +372,14 @@ fn filters_survive_resharding_and_failover_bit_for_bit() {
         (0..FILTERS).filter(|&index| cluster.owner(&filter_key(index)).id != owners_before[index]).count();
     assert!(moved >= FILTERS / 10, "only {moved} filters changed owner");
     assert_all_present(&cluster, &acknowledged);
+    for index in 0..FILTERS {
+        let key = filter_key(index);
+        let links = match ok(&mut cluster.owner(&key).server.connection(), &["BF.INFO", &key, "FILTERS"]) {
+            Value::Array(fields) if fields.len() == 1 => fields[0].clone(),
+            other => other,
+        };
+        assert!(matches!(links, Value::Int(links) if links >= 2), "{key}: {links:?} sub-filters");
+    }
     assert_digests(&cluster, &reference_digests(&acknowledged), "after resharding");
     eprintln!(
         "{moved} of {FILTERS} filters moved while {rounds_during} rounds of BF.ADD went on, {} items in all",

@@ -78,7 +78,8 @@ pub struct Layout {
 impl Layout {
     /// The layout for `capacity` items at `error_rate`: the fewest blocks per item (cache
     /// lines per lookup) whose memory is within [`GOOD_ENOUGH_MEMORY`] of a classic filter
-    /// with the rate the layout really has, or, where none is, the one with the least memory.
+    /// with the rate the layout really has, or, where none is, the one with the least memory;
+    /// between layouts of the same memory, the one with fewer blocks per item.
     /// One block per item down to about 0.5%, two around 0.1% and 0.01%, three at 10⁻⁵ and
     /// 10⁻⁶, more below.
     ///
@@ -99,20 +100,23 @@ impl Layout {
         let error_rate = sized_rate(error_rate);
         // See `smallest_block_count` for the correction of the item count.
         let items = capacity as f64 * (1.0 + error_rate / 2.0);
-        let mut least_memory: Option<(f64, Layout)> = None;
+        // The fewest blocks so far, with the fewest blocks per item among equals: where blocks
+        // are few (small filters) several layouts round to the same count, and a larger `g`
+        // then only lowers the rate, not the memory, for more work per lookup.
+        let mut fewest_blocks: Option<Layout> = None;
         for blocks_per_item in 1..=MAX_BLOCKS_PER_ITEM {
             let Some(layout) = Layout::with_blocks_per_item(items, error_rate, blocks_per_item) else {
                 continue;
             };
-            let memory = layout.memory_against_classic(capacity);
-            if memory <= GOOD_ENOUGH_MEMORY {
-                return Some(layout);
+            let same_memory = fewest_blocks.filter(|fewest| fewest.blocks == layout.blocks);
+            if fewest_blocks.is_none_or(|fewest| layout.blocks < fewest.blocks) {
+                fewest_blocks = Some(layout);
             }
-            if least_memory.is_none_or(|(least, _)| memory < least) {
-                least_memory = Some((memory, layout));
+            if layout.memory_against_classic(capacity) <= GOOD_ENOUGH_MEMORY {
+                return same_memory.or(Some(layout));
             }
         }
-        least_memory.map(|(_, layout)| layout)
+        fewest_blocks
     }
 
     /// The false-positive rate this layout is expected to have with `capacity` items.
@@ -305,6 +309,21 @@ mod tests {
                 assert!(layout.expected_rate(capacity) <= rate, "{capacity} at {rate:e}: {layout:?}");
             }
             rate *= 0.7;
+        }
+    }
+
+    #[test]
+    fn small_filters_touch_no_more_blocks_than_their_memory_needs() {
+        for capacity in [1u64, 2, 10, 50, 100, 1000] {
+            for rate in [0.1, 0.01, 0.005, 0.0025, 0.001, 1e-6] {
+                let chosen = Layout::for_capacity(capacity, rate).unwrap();
+                let items = capacity as f64 * (1.0 + sized_rate(rate) / 2.0);
+                for fewer in 1..chosen.blocks_per_item {
+                    if let Some(other) = Layout::with_blocks_per_item(items, sized_rate(rate), fewer) {
+                        assert!(other.blocks != chosen.blocks, "{capacity} at {rate}: {chosen:?}, {other:?}");
+                    }
+                }
+            }
         }
     }
 

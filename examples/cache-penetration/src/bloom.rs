@@ -6,8 +6,8 @@ use postgres::IsolationLevel;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Room to grow: a filter built from the table is reserved for twice its rows, so that it stays
-/// one sub-filter (one cache line per lookup) until the table has doubled. Past its capacity it
-/// still works: it adds a larger sub-filter, and every lookup checks one more.
+/// one sub-filter (one cache line per lookup at 1%) until the table has doubled. Past its
+/// capacity it still works: it adds a larger sub-filter, and every lookup checks one more.
 pub fn capacity_for(rows: u64) -> u64 {
     rows.saturating_mul(2).max(10_000)
 }

@@ -109,13 +109,14 @@ impl Backends {
             }
         }
         transaction.commit()?;
-        // Replaces the negative entry a lookup of this ID may have left.
-        redis::cmd("SET")
-            .arg(cache_key(user.id))
-            .arg(user.to_json())
-            .arg("EX")
-            .arg(CACHE_SECONDS)
-            .exec(&mut self.redis)?;
+        // Replaces the negative entry a lookup of this ID may have left. The user exists now:
+        // a failure here is logged rather than answered, or a client would retry and create a
+        // second one (the negative entry then expires within its 30 s).
+        let cached =
+            redis::cmd("SET").arg(cache_key(user.id)).arg(user.to_json()).arg("EX").arg(CACHE_SECONDS);
+        if let Err(error) = cached.exec(&mut self.redis) {
+            eprintln!("users-service: user {} created, but not cached: {error}", user.id);
+        }
         Ok(user)
     }
 
@@ -123,11 +124,11 @@ impl Backends {
     /// one): lookups of it cost a database query, then a negative cache entry, until the
     /// filter's next rebuild.
     pub fn delete_user(&mut self, id: i64) -> Result<bool, Error> {
-        if self.db.execute(&self.delete_user, &[&id])? == 0 {
-            return Ok(false);
-        }
+        let deleted = self.db.execute(&self.delete_user, &[&id])? > 0;
+        // Even when no row was left: a DELETE retried after its DEL failed must still clear
+        // the cached user.
         redis::cmd("DEL").arg(cache_key(id)).exec(&mut self.redis)?;
-        Ok(true)
+        Ok(deleted)
     }
 }
 

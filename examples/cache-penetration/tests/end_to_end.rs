@@ -194,12 +194,15 @@ fn a_rebuild_under_traffic_answers_every_request(
             });
             thread::sleep((started + Duration::from_secs(1)).saturating_duration_since(Instant::now()));
             let from = started.elapsed();
-            let status = stack.service_command(true).arg("rebuild-filter").status()?;
+            let status = stack.service_command(true).arg("rebuild-filter").status();
             let to = started.elapsed();
-            assert!(status.success(), "users-service rebuild-filter: {status}");
             thread::sleep(Duration::from_millis(200));
+            // Before anything can fail here: the scope waits for the creator, which would
+            // otherwise create users forever.
             creating.store(false, Ordering::Relaxed);
             let created = creator.join().map_err(|_| "the creating thread panicked")??;
+            let status = status?;
+            assert!(status.success(), "users-service rebuild-filter: {status}");
             Ok((from, to, created))
         })
     })?;
