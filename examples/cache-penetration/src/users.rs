@@ -112,8 +112,8 @@ impl Backends {
         // Replaces the negative entry a lookup of this ID may have left. The user exists now:
         // a failure here is logged rather than answered, or a client would retry and create a
         // second one (the negative entry then expires within its 30 s).
-        let cached =
-            redis::cmd("SET").arg(cache_key(user.id)).arg(user.to_json()).arg("EX").arg(CACHE_SECONDS);
+        let mut cached = redis::cmd("SET");
+        cached.arg(cache_key(user.id)).arg(user.to_json()).arg("EX").arg(CACHE_SECONDS);
         if let Err(error) = cached.exec(&mut self.redis) {
             eprintln!("users-service: user {} created, but not cached: {error}", user.id);
         }
