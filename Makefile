@@ -3,7 +3,7 @@
 MODULE      := target/release/libredbloom.so
 CONF        := redis.conf.example
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := redis-server libclang-dev clang postgresql
+APT_PACKAGES := redis-server libclang-dev clang
 
 export REDBLOOM_MODULE := $(CURDIR)/$(MODULE)
 
@@ -35,16 +35,23 @@ else
   SERVER_ENV     :=
 endif
 
-.PHONY: all deps build peers clients run cluster cluster-stop test example example-test bench fuzz clean
+.PHONY: all deps example-deps apt-install build peers clients run cluster cluster-stop test example example-test bench fuzz clean
 
 all: build
 
-# Installs what is missing: the Redis server the tests and `make run` start, libclang, which
-# bindgen (through the redis-module crate) needs to build the module, and PostgreSQL, which the
-# cache-penetration example runs on.
+# Installs what is missing: the Redis server the tests and `make run` start, and libclang,
+# which bindgen (through the redis-module crate) needs to build the module.
 deps:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)"
+	@command -v cargo >/dev/null || { echo "cargo is missing: install Rust from https://rustup.rs"; exit 1; }
+
+# PostgreSQL, which only the cache-penetration example runs on.
+example-deps: deps
+	@$(MAKE) --no-print-directory apt-install PACKAGES=postgresql
+
+apt-install:
 	@missing=""; \
-	for package in $(APT_PACKAGES); do \
+	for package in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -52,7 +59,6 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
-	@command -v cargo >/dev/null || { echo "cargo is missing: install Rust from https://rustup.rs"; exit 1; }
 
 build: deps
 	cargo build --release
@@ -106,9 +112,9 @@ test: build peers clients
 # go to its load program) and writes target/cache-penetration/; `example-test` runs the short
 # version with assertions, which `make test` ends with.
 EXAMPLE := examples/cache-penetration
-example: build
+example: build example-deps
 	cd $(EXAMPLE) && cargo build --release --bins && cargo run --release --bin load -- $(EXAMPLE_ARGS)
-example-test: build
+example-test: build example-deps
 	@echo "== the cache-penetration example, end to end, on $$(redis-server --version | cut -d' ' -f1-3)"
 	cd $(EXAMPLE) && cargo test
 

@@ -108,7 +108,9 @@ pub fn rebuild(
 ) -> Result<Rebuilt, Error> {
     let started = Instant::now();
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos();
-    let new_key = format!("{key}:rebuild:{}:{nanos}", std::process::id());
+    // The key's name as a hash tag: in Redis Cluster the new filter lands in the live one's
+    // slot, where RENAME can reach it.
+    let new_key = format!("{{{key}}}:rebuild:{}:{nanos}", std::process::id());
     let result = build_and_swap(db, redis, key, &new_key, error_rate, progress);
     if result.is_err() {
         // Best effort: its expiry removes it anyway.
@@ -137,6 +139,10 @@ fn build_and_swap(
         .arg(new_key)
         .arg(error_rate)
         .arg(capacity)
+        // Explicit, or the server's bf.expansion-factor decides, and 0 there would make a
+        // filter that refuses every user past its capacity.
+        .arg("EXPANSION")
+        .arg(2)
         .ignore()
         .cmd("EXPIRE")
         .arg(new_key)
