@@ -26,7 +26,7 @@ const CHUNKED_ENCODING_VERSION: i32 = 100;
 
 /// Free a filter in the background when it holds more than this many bytes per unit of
 /// effort reported; Redis frees lazily above an effort of 64, that is above 256 KiB.
-const BYTES_PER_FREE_EFFORT: usize = 4096;
+pub(crate) const BYTES_PER_FREE_EFFORT: usize = 4096;
 
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
@@ -56,7 +56,7 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
 );
 
 /// Runs a callback, turning a panic into `fallback` and a log line instead of an abort.
-fn guarded<T>(what: &str, fallback: T, callback: impl FnOnce() -> T) -> T {
+pub(crate) fn guarded<T>(what: &str, fallback: T, callback: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(callback)).unwrap_or_else(|_| {
         redis_module::logging::log_warning(format!("redbloom: {what} panicked; refused"));
         fallback
@@ -115,7 +115,7 @@ extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) ->
     })
 }
 
-fn describe(error: DecodeError, source: &str) -> String {
+pub(crate) fn describe(error: DecodeError, source: &str) -> String {
     match error {
         DecodeError::Malformed(why) => format!("{source}: {why}"),
         DecodeError::TooLarge => format!("{source}: larger than bf.max-filter-bytes allows"),
@@ -153,7 +153,7 @@ fn load_chunked_filter(rdb: *mut raw::RedisModuleIO) -> Result<Filter, String> {
 }
 
 /// RedisBloom's values, read through the checked RDB calls.
-struct RdbReader(*mut raw::RedisModuleIO);
+pub(crate) struct RdbReader(pub(crate) *mut raw::RedisModuleIO);
 
 impl RdbReader {
     fn checked<T>(&self, value: T) -> Result<T, DecodeError> {
@@ -191,7 +191,7 @@ impl RdbSource for RdbReader {
 /// stays fallible. A RESTORE payload sent to a master comes from a client: it gets the same
 /// budget as a command, so that a few bytes claiming a huge filter cannot make the server
 /// allocate it.
-fn load_budget(rdb: *mut raw::RedisModuleIO) -> usize {
+pub(crate) fn load_budget(rdb: *mut raw::RedisModuleIO) -> usize {
     let loading = (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING) as c_int;
     // What the master sends (a RESTORE that MIGRATE propagated, say) must not be refused
     // either: the replica would lack a key its master has. The context an IO handle gives has

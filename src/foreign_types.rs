@@ -1,4 +1,4 @@
-//! RedisBloom's other data types (cuckoo filter, count-min sketch, top-k, t-digest), which
+//! RedisBloom's other data types (count-min sketch, top-k, t-digest), which
 //! this module does not implement. They are registered under their names only so that an
 //! RDB holding one fails to load with a log line that says what it is and what to do, rather
 //! than Redis's bare "no matching module type". No command creates such a value, and every
@@ -10,8 +10,7 @@ use std::ffi::{c_int, c_void};
 use std::ptr;
 
 /// Type names as RedisBloom registers them, and what they hold.
-const KINDS: [(&str, &str); 4] = [
-    ("MBbloomCF", "cuckoo filter (CF.*)"),
+const KINDS: [(&str, &str); 3] = [
     ("CMSk-TYPE", "count-min sketch (CMS.*)"),
     ("TopK-TYPE", "top-k (TOPK.*)"),
     ("TDIS-TYPE", "t-digest (TDIGEST.*)"),
@@ -66,7 +65,6 @@ const fn placeholder<const KIND: usize>() -> RedisType {
     )
 }
 
-pub static CUCKOO_TYPE: RedisType = placeholder::<0>();
-pub static COUNT_MIN_TYPE: RedisType = placeholder::<1>();
-pub static TOP_K_TYPE: RedisType = placeholder::<2>();
-pub static T_DIGEST_TYPE: RedisType = placeholder::<3>();
+pub static COUNT_MIN_TYPE: RedisType = placeholder::<0>();
+pub static TOP_K_TYPE: RedisType = placeholder::<1>();
+pub static T_DIGEST_TYPE: RedisType = placeholder::<2>();

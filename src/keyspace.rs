@@ -1,10 +1,14 @@
-//! Opening a key and finding the filter in it.
+//! Opening a key and finding the filter in it: a Bloom filter (`MBbloom--`) or a cuckoo
+//! filter (`MBbloomCF`).
 
 use crate::commands::BfError;
+use crate::cuckoo_datatype::CUCKOO_TYPE;
 use crate::datatype::BLOOM_TYPE;
+use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::Filter;
+use redis_module::native_types::RedisType;
 use redis_module::raw;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 /// An open key, closed when dropped.
 pub struct Key {
@@ -29,19 +33,33 @@ impl Key {
 
     /// `Ok(None)` for a missing key, `Err(WrongType)` for a key of another type.
     pub fn filter(&self) -> Result<Option<&Filter>, BfError> {
-        self.value().map(|value| value.map(|pointer| unsafe { &*pointer }))
+        // SAFETY: see `value`.
+        self.value(&BLOOM_TYPE).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<Filter>() }))
     }
 
     pub fn filter_mut(&mut self) -> Result<Option<&mut Filter>, BfError> {
-        self.value().map(|value| value.map(|pointer| unsafe { &mut *pointer }))
+        // SAFETY: see `value`.
+        self.value(&BLOOM_TYPE).map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<Filter>() }))
+    }
+
+    /// As [`filter`](Self::filter), for a cuckoo filter.
+    pub fn cuckoo(&self) -> Result<Option<&CuckooFilter>, BfError> {
+        // SAFETY: see `value`.
+        self.value(&CUCKOO_TYPE).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<CuckooFilter>() }))
+    }
+
+    pub fn cuckoo_mut(&mut self) -> Result<Option<&mut CuckooFilter>, BfError> {
+        // SAFETY: see `value`.
+        self.value(&CUCKOO_TYPE)
+            .map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<CuckooFilter>() }))
     }
 
     /// The raw value pointer, after checking the key's type.
     ///
-    /// SAFETY of the callers' dereference: a value of BLOOM_TYPE is always a
-    /// `Box<Filter>` stored by `store`, owned by Redis until its free callback runs,
-    /// which cannot happen while this key is open.
-    fn value(&self) -> Result<Option<*mut Filter>, BfError> {
+    /// SAFETY of the callers' dereference: a value of BLOOM_TYPE is always a `Box<Filter>`,
+    /// and one of CUCKOO_TYPE a `Box<CuckooFilter>`, stored by `store`/`store_cuckoo`, owned
+    /// by Redis until its free callback runs, which cannot happen while this key is open.
+    fn value(&self, expected: &RedisType) -> Result<Option<*mut c_void>, BfError> {
         if self.key.is_null() {
             return Ok(None);
         }
@@ -54,25 +72,19 @@ impl Key {
             }
             let value_type = raw::RedisModule_ModuleTypeGetType.map_or(std::ptr::null_mut(), |f| f(self.key));
             if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-                || value_type != *BLOOM_TYPE.raw_type.borrow()
+                || value_type != *expected.raw_type.borrow()
             {
                 return Err(BfError::WrongType);
             }
             let value = raw::RedisModule_ModuleTypeGetValue.map_or(std::ptr::null_mut(), |f| f(self.key));
-            Ok((!value.is_null()).then_some(value.cast::<Filter>()))
+            Ok((!value.is_null()).then_some(value))
         }
     }
 
     /// Stores a new filter in this (empty, writable) key.
     pub fn store(&mut self, filter: Filter) -> Result<(), BfError> {
         let value = Box::into_raw(Box::new(filter));
-        // SAFETY: ownership of `value` passes to Redis on success; on failure it is still ours.
-        let status = unsafe {
-            raw::RedisModule_ModuleTypeSetValue.map_or(raw::REDISMODULE_ERR as c_int, |f| {
-                f(self.key, *BLOOM_TYPE.raw_type.borrow(), value.cast())
-            })
-        };
-        if status == raw::REDISMODULE_OK as c_int {
+        if self.set_value(&BLOOM_TYPE, value.cast()) {
             // SAFETY: Redis holds the value now, and this key keeps it alive for the call.
             crate::metrics::held(unsafe { &*value });
             Ok(())
@@ -81,6 +93,28 @@ impl Key {
             drop(unsafe { Box::from_raw(value) });
             Err(BfError::Internal)
         }
+    }
+
+    /// Stores a new cuckoo filter in this (empty, writable) key.
+    pub fn store_cuckoo(&mut self, filter: CuckooFilter) -> Result<(), BfError> {
+        let value = Box::into_raw(Box::new(filter));
+        if self.set_value(&CUCKOO_TYPE, value.cast()) {
+            Ok(())
+        } else {
+            // SAFETY: Redis did not take the value, so this is the only owner.
+            drop(unsafe { Box::from_raw(value) });
+            Err(BfError::Internal)
+        }
+    }
+
+    /// Hands `value` to Redis as this key's value of type `value_type`; false if it refused.
+    fn set_value(&mut self, value_type: &RedisType, value: *mut c_void) -> bool {
+        // SAFETY: an open, writable key; ownership of `value` passes to Redis on success.
+        let status = unsafe {
+            raw::RedisModule_ModuleTypeSetValue
+                .map_or(raw::REDISMODULE_ERR as c_int, |f| f(self.key, *value_type.raw_type.borrow(), value))
+        };
+        status == raw::REDISMODULE_OK as c_int
     }
 }
 

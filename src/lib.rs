@@ -7,14 +7,16 @@
 mod alloc;
 mod commands;
 mod config;
+mod cuckoo_datatype;
 mod datatype;
 pub mod filter;
 mod foreign_types;
 mod keyspace;
 mod metrics;
 
+use cuckoo_datatype::CUCKOO_TYPE;
 use datatype::BLOOM_TYPE;
-use foreign_types::{COUNT_MIN_TYPE, CUCKOO_TYPE, TOP_K_TYPE, T_DIGEST_TYPE};
+use foreign_types::{COUNT_MIN_TYPE, TOP_K_TYPE, T_DIGEST_TYPE};
 use redis_module::configuration::{
     register_bool_configuration, register_enum_configuration, register_i64_configuration,
     register_string_configuration, ConfigurationFlags,

@@ -588,7 +588,6 @@ fn corrupt_redisbloom_payloads_are_refused() {
 #[test]
 fn other_redisbloom_types_are_named_in_the_log() {
     for (create, name) in [
-        (&["CF.ADD", "k", "x"][..], "MBbloomCF"),
         (&["CMS.INITBYDIM", "k", "10", "5"][..], "CMSk-TYPE"),
         (&["TOPK.RESERVE", "k", "5"][..], "TopK-TYPE"),
         (&["TDIGEST.CREATE", "k"][..], "TDIS-TYPE"),

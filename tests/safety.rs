@@ -167,7 +167,7 @@ fn access_control_by_key_pattern_and_category() {
     }
     assert_eq!(int(&mut admin, &["BF.EXISTS", "other:filter", "z"]), 0);
 
-    // Module ACL categories exist from Redis 7.2 (@read/@write), @bloom from 7.4.
+    // Module ACL categories exist from Redis 7.2 (@read/@write), @bloom and @cuckoo from 7.4.
     let Value::Array(categories) = ok(&mut admin, &["ACL", "CAT"]) else { panic!() };
     let has_bloom = categories.iter().any(|c| matches!(c, Value::BulkString(b) if b == b"bloom"));
     let version = info_field(&mut admin, "server", "redis_version");
@@ -179,28 +179,37 @@ fn access_control_by_key_pattern_and_category() {
         };
         let names: Vec<String> =
             names.iter().map(|name| String::from_utf8(bulk(name.clone())).unwrap()).collect();
-        assert_eq!(names.len(), 11, "{names:?}");
+        assert_eq!(names.len(), 25, "{names:?}");
         ok(&mut admin, &["ACL", "SETUSER", "bloom-only", "on", "nopass", "~*", "+@bloom"]);
+        ok(&mut admin, &["ACL", "SETUSER", "cuckoo-only", "on", "nopass", "~*", "+@cuckoo"]);
         for name in &names {
             let Value::Array(info) = ok(&mut admin, &["COMMAND", "INFO", name]) else { panic!() };
             let Value::Array(fields) = &info[0] else { panic!("{info:?}") };
             let categories = format!("{:?}", fields[6]);
-            assert!(categories.contains("@bloom"), "{name}: {categories}");
+            let (category, user, other_user) = if name.starts_with("cf.") {
+                ("@cuckoo", "cuckoo-only", "bloom-only")
+            } else {
+                ("@bloom", "bloom-only", "cuckoo-only")
+            };
+            assert!(categories.contains(category), "{name}: {categories}");
             assert!(categories.contains("@read") != categories.contains("@write"), "{name}: {categories}");
-            let mut args = vec!["ACL", "DRYRUN", "bloom-only", name.as_str(), "k"];
+            let mut args = vec!["ACL", "DRYRUN", user, name.as_str(), "k"];
             args.extend(match name.as_str() {
                 "bf.reserve" => &["0.01", "100"][..],
-                "bf.info" | "bf.card" | "bf.debug" => &[],
-                "bf.scandump" => &["0"],
-                "bf.loadchunk" => &["1", "x"],
-                "bf.insert" => &["ITEMS", "item"],
+                "cf.reserve" => &["100"],
+                "bf.info" | "bf.card" | "bf.debug" | "cf.info" | "cf.debug" | "cf.compact" => &[],
+                "bf.scandump" | "cf.scandump" => &["0"],
+                "bf.loadchunk" | "cf.loadchunk" => &["1", "x"],
+                "bf.insert" | "cf.insert" | "cf.insertnx" => &["ITEMS", "item"],
                 _ => &["item"],
             });
             assert_eq!(ok(&mut admin, &args), Value::Okay, "{args:?}");
+            args[2] = other_user;
+            assert!(call(&mut admin, &args).is_ok_and(|v| v != Value::Okay), "{args:?}");
         }
-        assert!(
-            call(&mut admin, &["ACL", "DRYRUN", "bloom-only", "GET", "k"]).is_ok_and(|v| v != Value::Okay)
-        );
+        for user in ["bloom-only", "cuckoo-only"] {
+            assert!(call(&mut admin, &["ACL", "DRYRUN", user, "GET", "k"]).is_ok_and(|v| v != Value::Okay));
+        }
     } else {
         eprintln!("Redis {version} has no module ACL categories: only key permissions were checked");
     }

@@ -37,6 +37,22 @@ pub enum BfError {
     BadData,
     NoLink,
     ChunkTooBig,
+    /// CF.*: RedisBloom's texts, most of them without an error code.
+    CfCapacityTooSmall,
+    CfBadMaxIterations,
+    CfBadBucketSize,
+    CfBadExpansion,
+    CfMaxIterationsOutOfRange,
+    CfBucketSizeOutOfRange,
+    CfExpansionOutOfRange,
+    CfFull,
+    CfMaxExpansions,
+    CfNotFound,
+    CfCompactNotFound,
+    CfInvalidPosition,
+    CfInvalidHeader,
+    CfCannotCreate,
+    CfCannotLoadChunk,
     /// A bug caught by the panic guard; the server lives on.
     Internal,
 }
@@ -69,6 +85,27 @@ impl BfError {
             BfError::BadData => c"ERR received bad data",
             BfError::NoLink => c"ERR invalid offset - no link found",
             BfError::ChunkTooBig => c"ERR invalid chunk - Too big for current filter",
+            BfError::CfCapacityTooSmall => c"Capacity must be at least (BucketSize * 2)",
+            BfError::CfBadMaxIterations => c"Couldn't parse MAXITERATIONS",
+            BfError::CfBadBucketSize => c"Couldn't parse BUCKETSIZE",
+            BfError::CfBadExpansion => c"Couldn't parse EXPANSION",
+            BfError::CfMaxIterationsOutOfRange => {
+                c"MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."
+            }
+            BfError::CfBucketSizeOutOfRange => {
+                c"BUCKETSIZE: value must be an integer between 1 and 255, inclusive."
+            }
+            BfError::CfExpansionOutOfRange => {
+                c"EXPANSION: value must be an integer between 0 and 32768, inclusive."
+            }
+            BfError::CfFull => c"Filter is full",
+            BfError::CfMaxExpansions => c"Maximum expansions reached",
+            BfError::CfNotFound => c"Not found",
+            BfError::CfCompactNotFound => c"Cuckoo filter was not found",
+            BfError::CfInvalidPosition => c"Invalid position",
+            BfError::CfInvalidHeader => c"Invalid header",
+            BfError::CfCannotCreate => c"Couldn't create filter!",
+            BfError::CfCannotLoadChunk => c"Couldn't load chunk!",
             BfError::Internal => c"ERR internal error in redbloom, see the server log",
         }
     }

@@ -1,7 +1,9 @@
-//! The BF.* commands: a table of what Redis is told about each, the one entry point every
-//! call goes through (arity, panic guard, error replies), and one file per command family.
+//! The BF.* and CF.* commands: a table of what Redis is told about each, the one entry point
+//! every call goes through (arity, panic guard, error replies), and one file per command
+//! family.
 
 mod add;
+mod cuckoo;
 mod docs;
 mod dump;
 mod error;
@@ -61,6 +63,8 @@ const ADDS: u32 =
     raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT;
 const CREATES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT;
 const OVERWRITES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
+const DELETES: u32 =
+    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_DELETE;
 
 commands! {
     c"bf.reserve", reserve::reserve, -4, c"write deny-oom", CREATES, c"Creates an empty Bloom filter";
@@ -74,6 +78,22 @@ commands! {
     c"bf.debug", info::debug, 2, c"readonly", DESCRIBES, c"Describes every sub-filter of a Bloom filter";
     c"bf.scandump", dump::scandump, 3, c"readonly", READS, c"Returns the next chunk of a Bloom filter's dump";
     c"bf.loadchunk", dump::loadchunk, 4, c"write deny-oom", OVERWRITES, c"Restores a Bloom filter from SCANDUMP chunks";
+    // CF.RESERVE takes an odd number of arguments, which it checks itself.
+    c"cf.reserve", cuckoo::reserve, -3, c"write deny-oom", CREATES, c"Creates an empty cuckoo filter";
+    c"cf.add", cuckoo::add, 3, c"write deny-oom", ADDS, c"Adds an item to a cuckoo filter";
+    c"cf.addnx", cuckoo::addnx, 3, c"write deny-oom", ADDS, c"Adds an item to a cuckoo filter unless it tests present";
+    c"cf.insert", cuckoo::insert, -4, c"write deny-oom", ADDS, c"Adds items, creating the filter with a given capacity";
+    c"cf.insertnx", cuckoo::insertnx, -4, c"write deny-oom", ADDS, c"Adds the items that do not test present";
+    c"cf.exists", cuckoo::exists, 3, c"readonly fast", READS, c"Tests whether an item may be in a cuckoo filter";
+    c"cf.mexists", cuckoo::mexists, -3, c"readonly fast", READS, c"Tests whether items may be in a cuckoo filter";
+    c"cf.count", cuckoo::count, 3, c"readonly fast", READS, c"Returns how many times an item may have been added";
+    c"cf.del", cuckoo::del, 3, c"write fast", DELETES, c"Deletes one copy of an item from a cuckoo filter";
+    // RedisBloom flags it readonly, though it moves items; a replica must not run it.
+    c"cf.compact", cuckoo::compact, 2, c"write fast", OVERWRITES, c"Moves items out of the newest sub-filters";
+    c"cf.info", cuckoo::info, 2, c"readonly fast", DESCRIBES, c"Returns information about a cuckoo filter";
+    c"cf.debug", cuckoo::debug, 2, c"readonly fast", DESCRIBES, c"Describes a cuckoo filter on one line";
+    c"cf.scandump", cuckoo::scandump, 3, c"readonly fast", READS, c"Returns the next chunk of a cuckoo filter's dump";
+    c"cf.loadchunk", cuckoo::loadchunk, 4, c"write deny-oom", OVERWRITES, c"Restores a cuckoo filter from SCANDUMP chunks";
 }
 
 fn run(
@@ -300,16 +320,18 @@ impl<'a> Call<'a> {
     }
 }
 
-static BLOOM_CATEGORY_ADDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static CATEGORIES_ADDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Adds the `@bloom` ACL category where the server can (Redis 7.4 and later). Called once at
-/// load, before the commands are described.
+/// Adds the `@bloom` and `@cuckoo` ACL categories where the server can (Redis 7.4 and later).
+/// Called once at load, before the commands are described.
 pub fn add_acl_category(ctx: *mut raw::RedisModuleCtx) {
     // SAFETY: module load, live context.
     unsafe {
         if let Some(add_category) = raw::RedisModule_AddACLCategory {
-            let added = add_category(ctx, c"bloom".as_ptr()) == raw::REDISMODULE_OK as c_int;
-            BLOOM_CATEGORY_ADDED.store(added, std::sync::atomic::Ordering::Relaxed);
+            let added = [c"bloom", c"cuckoo"]
+                .iter()
+                .all(|category| add_category(ctx, category.as_ptr()) == raw::REDISMODULE_OK as c_int);
+            CATEGORIES_ADDED.store(added, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -333,14 +355,14 @@ pub fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
         }
         // Redis 7.2 and later: ACL categories for module commands. Setting them replaces the
         // ones Redis would derive from the flags, so all are named: @read or @write, @fast or
-        // @slow, and @bloom where the server can add categories (7.4 and later).
+        // @slow, and @bloom or @cuckoo where the server can add categories (7.4 and later).
         if let Some(set_categories) = raw::RedisModule_SetCommandACLCategories {
             let flags = command.flags.to_bytes();
             let has = |flag: &[u8]| flags.split(|&b| b == b' ').any(|word| word == flag);
             let mut categories = vec![if has(b"write") { "write" } else { "read" }];
             categories.push(if has(b"fast") { "fast" } else { "slow" });
-            if BLOOM_CATEGORY_ADDED.load(std::sync::atomic::Ordering::Relaxed) {
-                categories.push("bloom");
+            if CATEGORIES_ADDED.load(std::sync::atomic::Ordering::Relaxed) {
+                categories.push(if command.name.to_bytes().starts_with(b"cf.") { "cuckoo" } else { "bloom" });
             }
             if let Ok(categories) = std::ffi::CString::new(categories.join(" ")) {
                 set_categories(handle, categories.as_ptr());

@@ -3,6 +3,10 @@
 //! `error.rs`.
 
 use super::BfError;
+use crate::filter::cuckoo::{
+    CuckooParams, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_BUCKET_SIZE,
+    MAX_EXPANSION,
+};
 use crate::filter::{params, Filter, FilterError, Format};
 
 /// Everything needed to create a filter.
@@ -168,6 +172,96 @@ fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32
         (Some(expansion), false) => Ok(expansion),
         (None, false) => Ok(default),
     }
+}
+
+/// CF.INSERT and CF.INSERTNX: where the items start, and the creation options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooInsert {
+    pub capacity: Option<u64>,
+    pub no_create: bool,
+    pub first_item: usize,
+}
+
+/// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`, checked in
+/// RedisBloom's order: the argument count, the capacity, each option (found anywhere among the
+/// arguments, the first occurrence winning, as RedisBloom finds them), then the capacity
+/// against the bucket size.
+pub fn cuckoo_reserve(args: &[&[u8]]) -> Result<CuckooParams, BfError> {
+    if args.len() < 3 || args.len() % 2 == 0 {
+        return Err(BfError::WrongArity);
+    }
+    let capacity = integer(args[2]).ok_or(BfError::InsertBadCapacity)?;
+    let option =
+        |name: &str, default: u16, max: u16, min: u16, unparsable: BfError, out_of_range: BfError| {
+            let Some(position) = args.iter().position(|arg| is_keyword(arg, name)) else {
+                return Ok(default);
+            };
+            // RedisBloom reads past its arguments when the name comes last; here it is unparsable.
+            let value = args.get(position + 1).and_then(|value| integer(value)).ok_or(unparsable)?;
+            u16::try_from(value).ok().filter(|value| (min..=max).contains(value)).ok_or(out_of_range)
+        };
+    let max_iterations = option(
+        "MAXITERATIONS",
+        DEFAULT_MAX_ITERATIONS,
+        u16::MAX,
+        1,
+        BfError::CfBadMaxIterations,
+        BfError::CfMaxIterationsOutOfRange,
+    )?;
+    let bucket_size = option(
+        "BUCKETSIZE",
+        DEFAULT_BUCKET_SIZE,
+        MAX_BUCKET_SIZE,
+        1,
+        BfError::CfBadBucketSize,
+        BfError::CfBucketSizeOutOfRange,
+    )?;
+    let expansion = option(
+        "EXPANSION",
+        DEFAULT_EXPANSION,
+        MAX_EXPANSION,
+        0,
+        BfError::CfBadExpansion,
+        BfError::CfExpansionOutOfRange,
+    )?;
+    if capacity < 2 * i64::from(bucket_size) {
+        return Err(BfError::CfCapacityTooSmall);
+    }
+    Ok(CuckooParams { capacity: capacity as u64, bucket_size, max_iterations, expansion })
+}
+
+/// `CF.INSERT[NX] key [CAPACITY c] [NOCREATE] ITEMS item [item ...]`. As in RedisBloom, an
+/// option is known by its first letter, the last CAPACITY wins, everything after ITEMS is an
+/// item, and the capacity is checked even when the filter exists.
+pub fn cuckoo_insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
+    let mut parsed = CuckooInsert { capacity: None, no_create: false, first_item: 0 };
+    let mut index = 2;
+    while index < args.len() {
+        match args[index].first().map(u8::to_ascii_lowercase) {
+            Some(b'c') => {
+                let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
+                let capacity = integer(value).ok_or(BfError::InsertBadCapacity)?;
+                if capacity < 2 * i64::from(DEFAULT_BUCKET_SIZE) {
+                    return Err(BfError::CfCapacityTooSmall);
+                }
+                parsed.capacity = Some(capacity as u64);
+                index += 2;
+            }
+            Some(b'n') => {
+                parsed.no_create = true;
+                index += 1;
+            }
+            Some(b'i') => {
+                parsed.first_item = index + 1;
+                break;
+            }
+            _ => return Err(BfError::UnknownArgument),
+        }
+    }
+    if parsed.first_item == 0 || parsed.first_item >= args.len() {
+        return Err(BfError::WrongArity);
+    }
+    Ok(parsed)
 }
 
 #[cfg(test)]

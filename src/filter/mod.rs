@@ -7,10 +7,12 @@
 //! - [`chain`]: the scalable filter, a chain of sub-filters;
 //! - [`encoding`]: the binary form used by RDB, AOF and SCANDUMP/LOADCHUNK;
 //! - [`redisbloom`]: RedisBloom's own format, kept byte for byte;
-//! - [`format`]: a filter in either format, and the dump protocol they share.
+//! - [`format`]: a filter in either format, and the dump protocol they share;
+//! - [`cuckoo`]: the cuckoo filter (CF.*), in RedisBloom's layout.
 
 pub mod bits;
 pub mod chain;
+pub mod cuckoo;
 pub mod encoding;
 pub mod format;
 pub mod hash;

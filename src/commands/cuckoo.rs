@@ -1,0 +1,288 @@
+//! The CF.* commands: cuckoo filters, with RedisBloom's replies and error texts
+//! (`docs/cf-commands.md`). Every write is replicated as sent: the filter is deterministic,
+//! and filters created by a command have fixed defaults, so replicas and the AOF build the
+//! same bytes.
+
+use super::parse::{self, CuckooInsert};
+use super::{BfError, Call};
+use crate::filter::cuckoo::{CuckooError, CuckooFilter, CuckooHash, CuckooParams, Inserted};
+use crate::keyspace::Key;
+
+impl From<CuckooError> for BfError {
+    fn from(_: CuckooError) -> BfError {
+        BfError::InsufficientMemory
+    }
+}
+
+/// The filter in `key`, created with `params` when the key is missing; `None` when missing
+/// and `create` is false.
+fn filter_or_create<'k>(
+    call: &Call,
+    key: &'k mut Key,
+    params: CuckooParams,
+    create: bool,
+) -> Result<Option<&'k mut CuckooFilter>, BfError> {
+    if key.cuckoo()?.is_none() {
+        if !create {
+            return Ok(None);
+        }
+        key.store_cuckoo(CuckooFilter::try_new(params, call.max_filter_bytes())?)?;
+        call.notify(c"cf.reserve");
+    }
+    key.cuckoo_mut()
+}
+
+/// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
+pub fn reserve(call: &Call) -> Result<(), BfError> {
+    let params = parse::cuckoo_reserve(&call.args())?;
+    let mut key = call.open_key_for_writing();
+    if key.cuckoo()?.is_some() {
+        return Err(BfError::ItemExists);
+    }
+    key.store_cuckoo(CuckooFilter::try_new(params, call.max_filter_bytes())?)?;
+    call.replicate_verbatim();
+    call.notify(c"cf.reserve");
+    call.reply_ok();
+    Ok(())
+}
+
+/// CF.ADD key item: stores the item (again, if it is there already).
+pub fn add(call: &Call) -> Result<(), BfError> {
+    add_one(call, false, c"cf.add")
+}
+
+/// CF.ADDNX key item: 0 when the item tests present.
+pub fn addnx(call: &Call) -> Result<(), BfError> {
+    add_one(call, true, c"cf.addnx")
+}
+
+fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), BfError> {
+    let mut key = call.open_key_for_writing();
+    let filter = filter_or_create(call, &mut key, CuckooParams::default(), true)?.ok_or(BfError::Internal)?;
+    if filter.at_sub_filter_limit() {
+        return Err(BfError::CfMaxExpansions);
+    }
+    let item = CuckooHash::of(call.arg(2));
+    if only_new && filter.contains(item) {
+        call.replicate_verbatim();
+        call.reply_bool(false);
+        return Ok(());
+    }
+    match filter.insert(item, call.max_filter_bytes()) {
+        Inserted::Added => {
+            call.replicate_verbatim();
+            call.notify(event);
+            call.reply_bool(true);
+            Ok(())
+        }
+        Inserted::NoRoom => Err(BfError::CfFull),
+    }
+}
+
+/// CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item [item ...]: per item 1, or -1 for no room
+/// (false under RESP3).
+pub fn insert(call: &Call) -> Result<(), BfError> {
+    insert_items(call, false, c"cf.insert")
+}
+
+/// CF.INSERTNX: per item 1, 0 when it tests present, -1 for no room, integers under both
+/// protocols.
+pub fn insertnx(call: &Call) -> Result<(), BfError> {
+    insert_items(call, true, c"cf.insertnx")
+}
+
+fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), BfError> {
+    let CuckooInsert { capacity, no_create, first_item } = parse::cuckoo_insert(&call.args())?;
+    let mut key = call.open_key_for_writing();
+    let params = CuckooParams {
+        capacity: capacity.unwrap_or(CuckooParams::default().capacity),
+        ..CuckooParams::default()
+    };
+    let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(BfError::NotFound)?;
+    if filter.at_sub_filter_limit() {
+        return Err(BfError::CfMaxExpansions);
+    }
+    let items: Vec<CuckooHash> = call.args_from(first_item).map(CuckooHash::of).collect();
+    items.iter().for_each(|&item| filter.prefetch(item));
+    let budget = call.max_filter_bytes();
+    let resp3 = call.is_resp3();
+    call.reply_array(items.len());
+    for item in items {
+        let outcome =
+            if only_new { filter.insert_new(item, budget) } else { Some(filter.insert(item, budget)) };
+        match (outcome, only_new, resp3) {
+            (None, _, _) => call.reply_integer(0),
+            (Some(Inserted::Added), true, _) | (Some(Inserted::Added), false, false) => call.reply_integer(1),
+            (Some(Inserted::NoRoom), true, _) | (Some(Inserted::NoRoom), false, false) => {
+                call.reply_integer(-1)
+            }
+            (Some(inserted), false, true) => call.reply_bool(inserted == Inserted::Added),
+        }
+    }
+    call.replicate_verbatim();
+    call.notify(event);
+    Ok(())
+}
+
+/// CF.EXISTS key item: 0 for a missing key, and for a key of another type, as RedisBloom.
+pub fn exists(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    let present = matches!(key.cuckoo(), Ok(Some(filter)) if filter.contains(CuckooHash::of(call.arg(2))));
+    call.reply_bool(present);
+    Ok(())
+}
+
+/// CF.MEXISTS key item [item ...]: hashes the whole batch and asks for its cache lines
+/// before testing any item, so that the misses overlap.
+pub fn mexists(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    call.reply_array(call.argc() - 2);
+    let Ok(Some(filter)) = key.cuckoo() else {
+        (2..call.argc()).for_each(|_| call.reply_bool(false));
+        return Ok(());
+    };
+    let items: Vec<CuckooHash> = call.args_from(2).map(CuckooHash::of).collect();
+    items.iter().for_each(|&item| filter.prefetch(item));
+    items.into_iter().for_each(|item| call.reply_bool(filter.contains(item)));
+    Ok(())
+}
+
+/// CF.COUNT key item: copies of the item's fingerprint in its buckets; 0 for a missing key or
+/// one of another type.
+pub fn count(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    let count = match key.cuckoo() {
+        Ok(Some(filter)) => filter.count(CuckooHash::of(call.arg(2))),
+        _ => 0,
+    };
+    call.reply_integer(count as i64);
+    Ok(())
+}
+
+/// CF.DEL key item: removes one copy. Only the item's own adds may be deleted: deleting an
+/// item never added can remove another item that shares its fingerprint and bucket.
+pub fn del(call: &Call) -> Result<(), BfError> {
+    let mut key = call.open_key_for_writing();
+    let Ok(Some(filter)) = key.cuckoo_mut() else {
+        return Err(BfError::CfNotFound);
+    };
+    let deleted = filter.delete(CuckooHash::of(call.arg(2)));
+    call.replicate_verbatim();
+    if deleted {
+        call.notify(c"cf.del");
+    }
+    call.reply_bool(deleted);
+    Ok(())
+}
+
+/// CF.COMPACT key: moves items out of the newest sub-filters where older ones have room.
+pub fn compact(call: &Call) -> Result<(), BfError> {
+    let mut key = call.open_key_for_writing();
+    let Ok(Some(filter)) = key.cuckoo_mut() else {
+        return Err(BfError::CfCompactNotFound);
+    };
+    filter.compact(true);
+    call.replicate_verbatim();
+    call.notify(c"cf.compact");
+    call.reply_ok();
+    Ok(())
+}
+
+/// CF.INFO key: eight pairs, a flat array under RESP2 and a map under RESP3.
+pub fn info(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    let filter = key.cuckoo()?.ok_or(BfError::NotFound)?;
+    let fields: [(&std::ffi::CStr, u64); 8] = [
+        (c"Size", filter.size()),
+        (c"Number of buckets", filter.first_buckets()),
+        (c"Number of filters", filter.sub_filters().len() as u64),
+        (c"Number of items inserted", filter.items()),
+        (c"Number of items deleted", filter.deletes()),
+        (c"Bucket size", u64::from(filter.bucket_size())),
+        (c"Expansion rate", u64::from(filter.expansion())),
+        (c"Max iterations", u64::from(filter.max_iterations())),
+    ];
+    call.reply_map(fields.len());
+    for (label, value) in fields {
+        call.reply_simple(label);
+        call.reply_integer(value as i64);
+    }
+    Ok(())
+}
+
+/// CF.DEBUG key: the same fields on one line.
+pub fn debug(call: &Call) -> Result<(), BfError> {
+    let key = call.open_key();
+    let filter = key.cuckoo()?.ok_or(BfError::NotFound)?;
+    let line = format!(
+        "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+        filter.bucket_size(),
+        filter.first_buckets(),
+        filter.items(),
+        filter.deletes(),
+        filter.sub_filters().len(),
+        filter.max_iterations(),
+        filter.expansion()
+    );
+    call.reply_bulk(line.as_bytes());
+    Ok(())
+}
+
+/// CF.SCANDUMP key iterator: `[1, header]` from 0, then `[next, chunk]`, and `[0, nil]` at
+/// the end. A filter holding no items dumps nothing, as in RedisBloom.
+pub fn scandump(call: &Call) -> Result<(), BfError> {
+    let iterator =
+        parse::integer(call.arg(2)).filter(|&iterator| iterator >= 0).ok_or(BfError::CfInvalidPosition)?;
+    let key = call.open_key();
+    let filter = key.cuckoo()?.ok_or(BfError::NotFound)?;
+    let header = filter.header();
+    let piece = match iterator as u64 {
+        _ if filter.items() == 0 => None,
+        0 => Some((1, &header[..])),
+        iterator => filter.chunk(iterator),
+    };
+    call.reply_array(2);
+    match piece {
+        Some((next, bytes)) => {
+            call.reply_integer(next as i64);
+            call.reply_bulk(bytes);
+        }
+        None => {
+            call.reply_integer(0);
+            call.reply_null();
+        }
+    }
+    Ok(())
+}
+
+/// CF.LOADCHUNK key iterator data: iterator 1 creates the filter from a header, any other
+/// writes a chunk where SCANDUMP found it. Unlike RedisBloom, the chunks are replicated too,
+/// so that a replica gets the filter and not only its empty shape.
+pub fn loadchunk(call: &Call) -> Result<(), BfError> {
+    let iterator =
+        parse::integer(call.arg(2)).filter(|&iterator| iterator != 0).ok_or(BfError::CfInvalidPosition)?;
+    let data = call.arg(3);
+    let mut key = call.open_key_for_writing();
+    if iterator == 1 {
+        let exists = key.cuckoo()?.is_some();
+        if data.len() != crate::filter::cuckoo::encoding::HEADER_BYTES {
+            return Err(BfError::CfInvalidHeader);
+        }
+        if exists {
+            return Err(BfError::ItemExists);
+        }
+        let filter =
+            CuckooFilter::from_header(data, call.max_filter_bytes()).map_err(|_| BfError::CfCannotCreate)?;
+        key.store_cuckoo(filter)?;
+    } else {
+        let filter = key.cuckoo_mut()?.ok_or(BfError::NotFound)?;
+        let written = u64::try_from(iterator).is_ok_and(|iterator| filter.load_chunk(iterator, data));
+        if !written {
+            return Err(BfError::CfCannotLoadChunk);
+        }
+    }
+    call.replicate_verbatim();
+    call.notify(c"cf.loadchunk");
+    call.reply_ok();
+    Ok(())
+}

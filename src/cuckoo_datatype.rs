@@ -1,0 +1,161 @@
+//! The `MBbloomCF` data type: how Redis saves, loads, rewrites, digests, measures, copies and
+//! frees a cuckoo filter. As for `MBbloom--`, every callback runs inside a panic guard and
+//! every read is checked.
+//!
+//! The filter is RedisBloom's layout, so the RDB record is RedisBloom's too, written in its
+//! encoding version 4: an RDB holding cuckoo filters loads into RedisBloom as into this module.
+
+use crate::datatype::{describe, guarded, load_budget, RdbReader, BYTES_PER_FREE_EFFORT};
+use crate::filter::cuckoo::encoding::NEWEST_REDISBLOOM_VERSION;
+use crate::filter::cuckoo::CuckooFilter;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
+pub static CUCKOO_TYPE: RedisType = RedisType::new(
+    "MBbloomCF",
+    NEWEST_REDISBLOOM_VERSION,
+    raw::RedisModuleTypeMethods {
+        version: 3,
+        rdb_load: Some(rdb_load),
+        rdb_save: Some(rdb_save),
+        aof_rewrite: Some(aof_rewrite),
+        mem_usage: Some(mem_usage),
+        digest: Some(digest),
+        free: Some(free),
+        aux_load: None,
+        aux_save: None,
+        aux_save_triggers: 0,
+        free_effort: Some(free_effort),
+        unlink: None,
+        copy: Some(copy),
+        defrag: None,
+        mem_usage2: None,
+        free_effort2: None,
+        unlink2: None,
+        copy2: None,
+        aux_save2: None,
+    },
+);
+
+/// # Safety
+/// `value` is a pointer this module stored: a live `Box<CuckooFilter>`.
+unsafe fn cuckoo_ref<'a>(value: *const c_void) -> &'a CuckooFilter {
+    unsafe { &*value.cast::<CuckooFilter>() }
+}
+
+extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    guarded("cuckoo rdb_save", (), || {
+        // SAFETY: Redis hands back a value of this type and a live IO handle.
+        let filter = unsafe { cuckoo_ref(value) };
+        let (Some(save_unsigned), Some(save_bytes)) =
+            (unsafe { raw::RedisModule_SaveUnsigned }, unsafe { raw::RedisModule_SaveStringBuffer })
+        else {
+            return;
+        };
+        filter.save_rdb(
+            |value| unsafe { save_unsigned(rdb, value) },
+            |bytes| unsafe { save_bytes(rdb, bytes.as_ptr().cast(), bytes.len()) },
+        );
+    })
+}
+
+extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
+    guarded("cuckoo rdb_load", ptr::null_mut(), || {
+        match CuckooFilter::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb)) {
+            Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
+            Err(error) => {
+                let reason = describe(error, &format!("cuckoo filter, encoding version {encoding_version}"));
+                redis_module::logging::log_warning(format!("redbloom: refusing a stored filter: {reason}"));
+                ptr::null_mut()
+            }
+        }
+    })
+}
+
+/// The AOF gets CF.LOADCHUNK of the header, then one per SCANDUMP chunk (at most 16 MiB):
+/// the commands RedisBloom writes, which it replays. Unlike SCANDUMP, this also carries an
+/// empty filter.
+extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    guarded("cuckoo aof_rewrite", (), || {
+        // SAFETY: as in rdb_save.
+        let filter = unsafe { cuckoo_ref(value) };
+        let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
+            return;
+        };
+        let emit_piece = |iterator: u64, bytes: &[u8]| unsafe {
+            emit(
+                aof,
+                c"CF.LOADCHUNK".as_ptr(),
+                c"slb".as_ptr(),
+                key,
+                iterator as i64,
+                bytes.as_ptr(),
+                bytes.len(),
+            );
+        };
+        emit_piece(1, &filter.header());
+        let mut iterator = 1;
+        while let Some((next, chunk)) = filter.chunk(iterator) {
+            emit_piece(next, chunk);
+            iterator = next;
+        }
+    })
+}
+
+extern "C" fn mem_usage(value: *const c_void) -> usize {
+    // SAFETY: as in rdb_save.
+    guarded("cuckoo mem_usage", 0, || unsafe { cuckoo_ref(value) }.size() as usize)
+}
+
+extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    guarded("cuckoo digest", (), || {
+        // SAFETY: as in rdb_save; the digest handle is live for the call.
+        let filter = unsafe { cuckoo_ref(value) };
+        let (Some(add), Some(end)) = (unsafe { raw::RedisModule_DigestAddStringBuffer }, unsafe {
+            raw::RedisModule_DigestEndSequence
+        }) else {
+            return;
+        };
+        let header = filter.header();
+        unsafe { add(md, header.as_ptr().cast(), header.len()) };
+        for sub_filter in filter.sub_filters() {
+            let bytes = sub_filter.bytes();
+            unsafe { add(md, bytes.as_ptr().cast(), bytes.len()) };
+        }
+        unsafe { end(md) };
+    })
+}
+
+extern "C" fn free(value: *mut c_void) {
+    guarded("cuckoo free", (), || {
+        if !value.is_null() {
+            // SAFETY: Redis gives up its value; we stored it as a Box<CuckooFilter>.
+            drop(unsafe { Box::from_raw(value.cast::<CuckooFilter>()) });
+        }
+    })
+}
+
+extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
+    // SAFETY: as in rdb_save.
+    guarded("cuckoo free_effort", 1, || unsafe { cuckoo_ref(value) }.data_bytes() / BYTES_PER_FREE_EFFORT + 1)
+}
+
+extern "C" fn copy(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    guarded("cuckoo copy", ptr::null_mut(), || {
+        // SAFETY: as in rdb_save.
+        match unsafe { cuckoo_ref(value) }.try_clone() {
+            Some(copy) => Box::into_raw(Box::new(copy)).cast(),
+            None => ptr::null_mut(),
+        }
+    })
+}

@@ -1,0 +1,323 @@
+//! A cuckoo filter's binary forms, RedisBloom's byte for byte: the 38-byte SCANDUMP header
+//! and the chunks that follow it (also what the AOF holds), and the RDB record.
+//!
+//! Everything read is checked before it is kept: a header must describe sub-filters this code
+//! can serve (power-of-two bucket counts, each within the memory budget, a chain that can
+//! only come from growth), and a chunk must land inside one sub-filter.
+
+use super::{CuckooFilter, SubFilter, MAX_BUCKETS, MAX_BUCKET_SIZE};
+use crate::filter::bits::ByteArray;
+use crate::filter::encoding::DecodeError;
+use crate::filter::redisbloom::encoding::RdbSource;
+
+pub const HEADER_BYTES: usize = 38;
+/// The largest chunk SCANDUMP hands out, as in RedisBloom 2.8.2.
+pub const CHUNK_BYTES: usize = 16 << 20;
+/// RedisBloom's RDB encoding: version 4 added the deletes, the bucket size, the iterations,
+/// the expansion and a bucket count per sub-filter.
+pub const NEWEST_REDISBLOOM_VERSION: i32 = 4;
+/// Older records assume these.
+const OLD_BUCKET_SIZE: u16 = 2;
+const OLD_MAX_ITERATIONS: u16 = 20;
+const OLD_EXPANSION: u16 = 1;
+
+/// The fields every encoding carries before the sub-filters.
+#[derive(Clone, Copy)]
+struct Fields {
+    items: u64,
+    first_buckets: u64,
+    deletes: u64,
+    sub_filters: u64,
+    bucket_size: u64,
+    max_iterations: u64,
+    expansion: u64,
+}
+
+impl Fields {
+    /// Checks the fields and names the bucket count of every sub-filter.
+    fn sub_filter_buckets(&self, max_bytes: usize) -> Result<Vec<u64>, DecodeError> {
+        let malformed = DecodeError::Malformed;
+        if self.sub_filters == 0 || self.sub_filters > u64::from(u16::MAX) {
+            return Err(malformed("no sub-filter, or too many"));
+        }
+        if !(1..=u64::from(MAX_BUCKET_SIZE)).contains(&self.bucket_size) {
+            return Err(malformed("bucket size out of range"));
+        }
+        if !(1..=u64::from(u16::MAX)).contains(&self.max_iterations) {
+            return Err(malformed("iterations out of range"));
+        }
+        // RedisBloom rounds the expansion up to a power of two; a chain of several sub-filters
+        // with expansion 0 cannot have grown, and its later ones would have no buckets.
+        let grows = self.expansion.is_power_of_two() && self.expansion <= u64::from(super::MAX_EXPANSION);
+        if !(grows || self.expansion == 0 && self.sub_filters == 1) {
+            return Err(malformed("expansion out of range"));
+        }
+        if !self.first_buckets.is_power_of_two() || self.first_buckets >= MAX_BUCKETS {
+            return Err(malformed("bucket count not a power of two"));
+        }
+        let mut buckets = Vec::new();
+        let mut total_bytes = 0u64;
+        let mut current = self.first_buckets;
+        for index in 0..self.sub_filters {
+            if index > 0 {
+                current = current.checked_mul(self.expansion).ok_or(DecodeError::TooLarge)?;
+            }
+            if current >= MAX_BUCKETS {
+                return Err(DecodeError::TooLarge);
+            }
+            total_bytes = total_bytes.checked_add(current * self.bucket_size).ok_or(DecodeError::TooLarge)?;
+            if total_bytes > max_bytes as u64 {
+                return Err(DecodeError::TooLarge);
+            }
+            buckets.push(current);
+        }
+        Ok(buckets)
+    }
+
+    fn filter(&self, sub_filters: Vec<SubFilter>) -> CuckooFilter {
+        CuckooFilter {
+            sub_filters,
+            bucket_size: self.bucket_size as u16,
+            max_iterations: self.max_iterations as u16,
+            expansion: self.expansion as u16,
+            items: self.items,
+            deletes: self.deletes,
+        }
+    }
+}
+
+impl CuckooFilter {
+    /// The SCANDUMP header, little-endian: items, buckets of the first sub-filter, deletes
+    /// and sub-filters as u64, then bucket size, iterations and expansion as u16.
+    pub fn header(&self) -> [u8; HEADER_BYTES] {
+        let mut header = [0u8; HEADER_BYTES];
+        let words = [self.items, self.first_buckets(), self.deletes, self.sub_filters.len() as u64];
+        for (index, word) in words.iter().enumerate() {
+            header[index * 8..index * 8 + 8].copy_from_slice(&word.to_le_bytes());
+        }
+        let halves = [self.bucket_size, self.max_iterations, self.expansion];
+        for (index, half) in halves.iter().enumerate() {
+            header[32 + index * 2..34 + index * 2].copy_from_slice(&half.to_le_bytes());
+        }
+        header
+    }
+
+    /// An empty filter of the header's shape, whose slots the chunks then fill.
+    pub fn from_header(header: &[u8], max_bytes: usize) -> Result<CuckooFilter, DecodeError> {
+        let header: &[u8; HEADER_BYTES] =
+            header.try_into().map_err(|_| DecodeError::Malformed("a header is 38 bytes"))?;
+        let word = |index: usize| {
+            u64::from_le_bytes(header[index * 8..index * 8 + 8].try_into().unwrap_or_default())
+        };
+        let half = |offset: usize| u64::from(u16::from_le_bytes([header[offset], header[offset + 1]]));
+        let fields = Fields {
+            items: word(0),
+            first_buckets: word(1),
+            deletes: word(2),
+            sub_filters: word(3),
+            bucket_size: half(32),
+            max_iterations: half(34),
+            expansion: half(36),
+        };
+        let buckets = fields.sub_filter_buckets(max_bytes)?;
+        let sub_filters = buckets
+            .into_iter()
+            .map(|buckets| SubFilter::try_new(buckets, fields.bucket_size as u16))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| DecodeError::OutOfMemory)?;
+        Ok(fields.filter(sub_filters))
+    }
+
+    /// The SCANDUMP chunk at `iterator` (at least 1: byte `iterator - 1` of the sub-filters'
+    /// slots laid end to end) and the iterator after it; `None` past the end. A sub-filter of
+    /// at most [`CHUNK_BYTES`] is one chunk, whichever of its bytes the iterator names, as in
+    /// RedisBloom.
+    pub fn chunk(&self, iterator: u64) -> Option<(u64, &[u8])> {
+        let mut offset = iterator.checked_sub(1)?;
+        for sub_filter in &self.sub_filters {
+            let bytes = sub_filter.bytes();
+            if offset < bytes.len() as u64 {
+                let chunk = if bytes.len() <= CHUNK_BYTES {
+                    bytes
+                } else {
+                    let start = offset as usize;
+                    &bytes[start..(start + CHUNK_BYTES).min(bytes.len())]
+                };
+                return Some((iterator + chunk.len() as u64, chunk));
+            }
+            offset -= bytes.len() as u64;
+        }
+        None
+    }
+
+    /// Writes a chunk that SCANDUMP answered with `iterator`: its bytes end just before
+    /// byte `iterator - 1` and must lie inside one sub-filter. False, and nothing written,
+    /// otherwise.
+    pub fn load_chunk(&mut self, iterator: u64, data: &[u8]) -> bool {
+        let Some(mut start) = iterator.checked_sub(1 + data.len() as u64) else { return false };
+        if data.is_empty() {
+            return false;
+        }
+        for sub_filter in &mut self.sub_filters {
+            let len = sub_filter.slots.len() as u64;
+            if start < len {
+                if start + data.len() as u64 > len {
+                    return false;
+                }
+                let start = start as usize;
+                sub_filter.slots.as_mut_slice()[start..start + data.len()].copy_from_slice(data);
+                return true;
+            }
+            start -= len;
+        }
+        false
+    }
+
+    /// Writes the RDB record (RedisBloom's version-4 layout) through `unsigned` and `bytes`.
+    pub fn save_rdb(&self, mut unsigned: impl FnMut(u64), mut bytes: impl FnMut(&[u8])) {
+        let header = [
+            self.sub_filters.len() as u64,
+            self.first_buckets(),
+            self.items,
+            self.deletes,
+            u64::from(self.bucket_size),
+            u64::from(self.max_iterations),
+            u64::from(self.expansion),
+        ];
+        header.into_iter().for_each(&mut unsigned);
+        for sub_filter in &self.sub_filters {
+            unsigned(sub_filter.buckets);
+            bytes(sub_filter.bytes());
+        }
+    }
+
+    /// Reads an RDB record of RedisBloom's `version` (0 to 4; ours writes version 4's
+    /// layout). Each sub-filter's slots are kept as read.
+    pub fn load_rdb(
+        version: i32,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<CuckooFilter, DecodeError> {
+        if !(0..=NEWEST_REDISBLOOM_VERSION).contains(&version) {
+            return Err(DecodeError::Malformed("unknown cuckoo filter encoding version"));
+        }
+        let sub_filters = source.unsigned()?;
+        let first_buckets = source.unsigned()?;
+        let items = source.unsigned()?;
+        let current = version >= NEWEST_REDISBLOOM_VERSION;
+        let mut fields = Fields {
+            items,
+            first_buckets,
+            deletes: 0,
+            sub_filters,
+            bucket_size: u64::from(OLD_BUCKET_SIZE),
+            max_iterations: u64::from(OLD_MAX_ITERATIONS),
+            expansion: u64::from(OLD_EXPANSION),
+        };
+        if current {
+            fields.deletes = source.unsigned()?;
+            fields.bucket_size = source.unsigned()?;
+            fields.max_iterations = source.unsigned()?;
+            fields.expansion = source.unsigned()?;
+        }
+        // Before version 4 every sub-filter had the first one's size.
+        let expected = if current {
+            fields.sub_filter_buckets(max_bytes)?
+        } else {
+            let single = Fields { sub_filters: 1, ..fields };
+            single.sub_filter_buckets(max_bytes)?;
+            let total = first_buckets
+                .checked_mul(fields.bucket_size)
+                .and_then(|bytes| bytes.checked_mul(sub_filters));
+            if total.is_none_or(|total| total > max_bytes as u64) {
+                return Err(DecodeError::TooLarge);
+            }
+            vec![first_buckets; sub_filters as usize]
+        };
+        let mut loaded = Vec::new();
+        loaded.try_reserve_exact(expected.len()).map_err(|_| DecodeError::OutOfMemory)?;
+        for buckets in expected {
+            if current && source.unsigned()? != buckets {
+                return Err(DecodeError::Malformed("a sub-filter's bucket count does not follow the chain"));
+            }
+            let slots: ByteArray = source.bytes()?;
+            if slots.len() as u64 != buckets * fields.bucket_size {
+                return Err(DecodeError::Malformed("a sub-filter's slots are of another size"));
+            }
+            loaded.push(SubFilter { buckets, slots });
+        }
+        Ok(fields.filter(loaded))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CuckooHash, CuckooParams, Inserted};
+    use super::*;
+
+    const BUDGET: usize = 1 << 30;
+
+    fn grown() -> CuckooFilter {
+        let mut filter = CuckooFilter::try_new(
+            CuckooParams { capacity: 8, bucket_size: 2, max_iterations: 7, expansion: 2 },
+            BUDGET,
+        )
+        .unwrap();
+        for index in 0..30 {
+            assert_eq!(
+                filter.insert(CuckooHash::of(format!("item{index}").as_bytes()), BUDGET),
+                Inserted::Added
+            );
+        }
+        filter
+    }
+
+    #[test]
+    fn the_header_is_redisbloom_s() {
+        let filter = grown();
+        let header = filter.header();
+        let words: Vec<u64> =
+            (0..4).map(|i| u64::from_le_bytes(header[i * 8..i * 8 + 8].try_into().unwrap())).collect();
+        assert_eq!(words, [30, 4, 0, filter.sub_filters().len() as u64]);
+        assert_eq!(&header[32..], &[2, 0, 7, 0, 2, 0]);
+    }
+
+    #[test]
+    fn scandump_and_loadchunk_rebuild_the_filter() {
+        let filter = grown();
+        let mut copy = CuckooFilter::from_header(&filter.header(), BUDGET).unwrap();
+        let mut iterator = 1;
+        let mut offsets = Vec::new();
+        while let Some((next, chunk)) = filter.chunk(iterator) {
+            offsets.push((next, chunk.len()));
+            assert!(copy.load_chunk(next, chunk));
+            iterator = next;
+        }
+        assert_eq!(offsets, [(9, 8), (25, 16), (57, 32)]);
+        assert_eq!(copy.header(), filter.header());
+        for (mine, theirs) in copy.sub_filters().iter().zip(filter.sub_filters()) {
+            assert_eq!(mine.bytes(), theirs.bytes());
+        }
+        assert_eq!(filter.chunk(5).map(|(next, chunk)| (next, chunk.len())), Some((13, 8)));
+        assert!(!copy.load_chunk(12, &[1; 8]), "straddles two sub-filters");
+        assert!(!copy.load_chunk(1000, &[1; 8]), "past the end");
+    }
+
+    #[test]
+    fn headers_that_describe_no_servable_filter_are_refused() {
+        let good = grown().header();
+        let with = |offset: usize, bytes: &[u8]| {
+            let mut header = good;
+            header[offset..offset + bytes.len()].copy_from_slice(bytes);
+            CuckooFilter::from_header(&header, BUDGET).err()
+        };
+        assert!(with(24, &0u64.to_le_bytes()).is_some(), "no sub-filter");
+        assert!(with(8, &3u64.to_le_bytes()).is_some(), "buckets not a power of two");
+        assert!(with(8, &(1u64 << 40).to_le_bytes()).is_some(), "beyond the budget");
+        assert!(with(36, &0u16.to_le_bytes()).is_some(), "expansion 0 with three sub-filters");
+        assert!(with(36, &3u16.to_le_bytes()).is_some(), "expansion not a power of two");
+        assert!(with(32, &0u16.to_le_bytes()).is_some(), "bucket size 0");
+        assert!(with(34, &0u16.to_le_bytes()).is_some(), "no iterations");
+        assert!(CuckooFilter::from_header(&good[..37], BUDGET).is_err());
+    }
+}

@@ -1,0 +1,528 @@
+//! The cuckoo filter, in RedisBloom's layout and hashing, so that every filter RedisBloom
+//! wrote keeps answering, counting and deleting its items here, byte for byte (the contract is
+//! `docs/cf-commands.md`). Nothing here knows about Redis.
+//!
+//! A filter is a chain of sub-filters. Each is `buckets` buckets (a power of two) of
+//! `bucket_size` one-byte slots; a slot holds an item's 8-bit fingerprint, or 0 when empty.
+//! An item may live in either of two buckets of any sub-filter, so a lookup reads two
+//! buckets per sub-filter: with one sub-filter, two cache lines at most.
+//!
+//! - [`encoding`]: the SCANDUMP header and chunks, and the RDB record.
+
+pub mod encoding;
+
+use crate::filter::bits::ByteArray;
+use crate::filter::redisbloom::murmur::murmur64a;
+
+/// Created by CF.ADD, CF.ADDNX, CF.INSERT and CF.INSERTNX when the key is missing.
+pub const DEFAULT_CAPACITY: u64 = 1024;
+pub const DEFAULT_BUCKET_SIZE: u16 = 2;
+pub const DEFAULT_MAX_ITERATIONS: u16 = 20;
+pub const DEFAULT_EXPANSION: u16 = 1;
+pub const MAX_BUCKET_SIZE: u16 = 255;
+pub const MAX_EXPANSION: u16 = 32768;
+/// RedisBloom's default `CF_MAX_EXPANSIONS`: a filter with this many sub-filters takes no
+/// more items.
+pub const MAX_SUB_FILTERS: usize = 32;
+/// Where RedisBloom stops asking for memory: bucket counts from 2^56 up are refused.
+const MAX_BUCKETS: u64 = 1 << 56;
+/// The odd constant of the alternate bucket (MurmurHash's `m`).
+const ALTERNATE_MULTIPLIER: u64 = 0x5bd1_e995;
+/// Deletes beyond this share of the items trigger a compaction of a chain.
+const COMPACTION_SHARE: f64 = 0.10;
+
+/// An item as the filter sees it: its 64-bit hash and 8-bit fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooHash {
+    hash: u64,
+    fingerprint: u8,
+}
+
+impl CuckooHash {
+    pub fn of(item: &[u8]) -> CuckooHash {
+        let hash = murmur64a(item, 0);
+        CuckooHash { hash, fingerprint: (hash % 255 + 1) as u8 }
+    }
+
+    /// The item's two candidate buckets in a sub-filter of `buckets` buckets.
+    fn buckets(self, buckets: u64) -> [u64; 2] {
+        let mask = buckets - 1;
+        [self.hash & mask, alternate(self.hash, self.fingerprint) & mask]
+    }
+}
+
+/// The other bucket of `fingerprint` when it sits in `bucket` (an involution for a given
+/// fingerprint, reduced by the caller's mask).
+fn alternate(bucket: u64, fingerprint: u8) -> u64 {
+    bucket ^ u64::from(fingerprint).wrapping_mul(ALTERNATE_MULTIPLIER)
+}
+
+/// Why a filter could not be made or grown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CuckooError {
+    /// Larger than the memory budget, or than RedisBloom would ever allocate.
+    TooLarge,
+    /// The allocator had no memory for it.
+    OutOfMemory,
+}
+
+/// What an insert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    Added,
+    /// No room, and the filter may not grow (expansion 0, the sub-filter limit, or the memory
+    /// budget): nothing changed.
+    NoRoom,
+}
+
+/// One sub-filter: `buckets` buckets of the filter's bucket size.
+pub struct SubFilter {
+    buckets: u64,
+    slots: ByteArray,
+}
+
+impl SubFilter {
+    fn try_new(buckets: u64, bucket_size: u16) -> Result<SubFilter, CuckooError> {
+        let bytes = buckets.checked_mul(u64::from(bucket_size)).ok_or(CuckooError::TooLarge)?;
+        let slots = ByteArray::try_zeroed(bytes).map_err(|_| CuckooError::OutOfMemory)?;
+        Ok(SubFilter { buckets, slots })
+    }
+
+    pub fn buckets(&self) -> u64 {
+        self.buckets
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.slots.as_slice()
+    }
+
+    fn bucket(&self, bucket: u64, bucket_size: usize) -> &[u8] {
+        let start = bucket as usize * bucket_size;
+        &self.slots.as_slice()[start..start + bucket_size]
+    }
+
+    fn bucket_mut(&mut self, bucket: u64, bucket_size: usize) -> &mut [u8] {
+        let start = bucket as usize * bucket_size;
+        &mut self.slots.as_mut_slice()[start..start + bucket_size]
+    }
+
+    /// Stores `fingerprint` in the first empty slot of either bucket.
+    fn store(&mut self, candidates: [u64; 2], fingerprint: u8, bucket_size: usize) -> bool {
+        for bucket in candidates {
+            if let Some(slot) = self.bucket_mut(bucket, bucket_size).iter_mut().find(|slot| **slot == 0) {
+                *slot = fingerprint;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The parameters a filter is created with, as validated by the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooParams {
+    pub capacity: u64,
+    pub bucket_size: u16,
+    pub max_iterations: u16,
+    /// As asked for: rounded up to a power of two on creation.
+    pub expansion: u16,
+}
+
+impl Default for CuckooParams {
+    fn default() -> CuckooParams {
+        CuckooParams {
+            capacity: DEFAULT_CAPACITY,
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            expansion: DEFAULT_EXPANSION,
+        }
+    }
+}
+
+pub struct CuckooFilter {
+    sub_filters: Vec<SubFilter>,
+    bucket_size: u16,
+    max_iterations: u16,
+    expansion: u16,
+    /// Items stored (adds that succeeded, less deletes that did).
+    items: u64,
+    /// Deletes since the last compaction.
+    deletes: u64,
+}
+
+/// `n` rounded up to a power of two; 0 stays 0. Saturates at 2^63.
+fn next_power_of_two(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        n.checked_next_power_of_two().unwrap_or(1 << 63)
+    }
+}
+
+impl CuckooFilter {
+    /// A filter of `next_pow2(capacity / bucket_size)` buckets (at least one), refused beyond
+    /// `max_bytes`.
+    pub fn try_new(params: CuckooParams, max_bytes: usize) -> Result<CuckooFilter, CuckooError> {
+        let bucket_size = params.bucket_size.max(1);
+        let buckets = next_power_of_two(params.capacity / u64::from(bucket_size)).max(1);
+        let expansion =
+            if params.expansion == 0 { 0 } else { next_power_of_two(u64::from(params.expansion)) as u16 };
+        let mut filter = CuckooFilter {
+            sub_filters: Vec::new(),
+            bucket_size,
+            max_iterations: params.max_iterations.max(1),
+            expansion,
+            items: 0,
+            deletes: 0,
+        };
+        filter.push_sub_filter(buckets, max_bytes)?;
+        Ok(filter)
+    }
+
+    /// Appends an empty sub-filter, within the budget.
+    fn push_sub_filter(&mut self, buckets: u64, max_bytes: usize) -> Result<(), CuckooError> {
+        if !buckets.is_power_of_two() || buckets >= MAX_BUCKETS {
+            return Err(CuckooError::TooLarge);
+        }
+        let bytes = buckets.checked_mul(u64::from(self.bucket_size)).ok_or(CuckooError::TooLarge)?;
+        let total = (self.data_bytes() as u64).checked_add(bytes).ok_or(CuckooError::TooLarge)?;
+        if total > max_bytes as u64 {
+            return Err(CuckooError::TooLarge);
+        }
+        self.sub_filters.push(SubFilter::try_new(buckets, self.bucket_size)?);
+        Ok(())
+    }
+
+    pub fn sub_filters(&self) -> &[SubFilter] {
+        &self.sub_filters
+    }
+
+    pub fn bucket_size(&self) -> u16 {
+        self.bucket_size
+    }
+
+    pub fn max_iterations(&self) -> u16 {
+        self.max_iterations
+    }
+
+    pub fn expansion(&self) -> u16 {
+        self.expansion
+    }
+
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    pub fn deletes(&self) -> u64 {
+        self.deletes
+    }
+
+    /// Buckets of the first sub-filter: what CF.INFO calls the number of buckets.
+    pub fn first_buckets(&self) -> u64 {
+        self.sub_filters.first().map_or(0, SubFilter::buckets)
+    }
+
+    /// Whether the sub-filter limit stops every insert.
+    pub fn at_sub_filter_limit(&self) -> bool {
+        self.sub_filters.len() >= MAX_SUB_FILTERS
+    }
+
+    /// Bytes of all the sub-filters' slots.
+    pub fn data_bytes(&self) -> usize {
+        self.sub_filters.iter().map(|sub_filter| sub_filter.slots.len()).sum()
+    }
+
+    /// What CF.INFO reports as the size: RedisBloom's own structures and the slots.
+    pub fn size(&self) -> u64 {
+        40 + 16 * self.sub_filters.len() as u64 + self.data_bytes() as u64
+    }
+
+    pub fn contains(&self, item: CuckooHash) -> bool {
+        let bucket_size = usize::from(self.bucket_size);
+        self.sub_filters.iter().any(|sub_filter| {
+            item.buckets(sub_filter.buckets)
+                .iter()
+                .any(|&bucket| sub_filter.bucket(bucket, bucket_size).contains(&item.fingerprint))
+        })
+    }
+
+    /// Asks the CPU for the cache lines `contains(item)` will read, so that a batch's misses
+    /// overlap.
+    pub fn prefetch(&self, item: CuckooHash) {
+        let bucket_size = self.bucket_size as usize;
+        for sub_filter in &self.sub_filters {
+            for bucket in item.buckets(sub_filter.buckets) {
+                sub_filter.slots.prefetch(bucket as usize * bucket_size);
+            }
+        }
+    }
+
+    /// Slots holding the item's fingerprint in its two buckets, over all sub-filters (a bucket
+    /// that is both of them counts twice, as in RedisBloom).
+    pub fn count(&self, item: CuckooHash) -> u64 {
+        let bucket_size = usize::from(self.bucket_size);
+        let mut count = 0;
+        for sub_filter in &self.sub_filters {
+            for bucket in item.buckets(sub_filter.buckets) {
+                let slots = sub_filter.bucket(bucket, bucket_size);
+                count += slots.iter().filter(|&&slot| slot == item.fingerprint).count() as u64;
+            }
+        }
+        count
+    }
+
+    /// Stores the item, again if it is already there. Tries every sub-filter from the newest,
+    /// then evicts in the newest, then grows by a sub-filter `expansion` times the last one,
+    /// within `max_bytes` and the sub-filter limit.
+    pub fn insert(&mut self, item: CuckooHash, max_bytes: usize) -> Inserted {
+        let bucket_size = usize::from(self.bucket_size);
+        for sub_filter in self.sub_filters.iter_mut().rev() {
+            if sub_filter.store(item.buckets(sub_filter.buckets), item.fingerprint, bucket_size) {
+                self.items += 1;
+                return Inserted::Added;
+            }
+        }
+        if self.evict_into_newest(item) {
+            self.items += 1;
+            return Inserted::Added;
+        }
+        if self.expansion == 0 || self.at_sub_filter_limit() {
+            return Inserted::NoRoom;
+        }
+        let buckets = self.first_buckets().checked_mul(
+            u64::from(self.expansion).checked_pow(self.sub_filters.len() as u32).unwrap_or(u64::MAX),
+        );
+        match buckets {
+            Some(buckets) if self.push_sub_filter(buckets, max_bytes).is_ok() => self.insert(item, max_bytes),
+            _ => Inserted::NoRoom,
+        }
+    }
+
+    /// Adds the item unless it tests present: false when it did.
+    pub fn insert_new(&mut self, item: CuckooHash, max_bytes: usize) -> Option<Inserted> {
+        if self.contains(item) {
+            None
+        } else {
+            Some(self.insert(item, max_bytes))
+        }
+    }
+
+    /// The cuckoo walk: from the item's first bucket, swap the carried fingerprint with a
+    /// slot (the next one each step) and carry the evicted one to its other bucket, until one
+    /// has room. After `max_iterations` failed steps every swap is undone, in reverse, so a
+    /// failed insert changes nothing.
+    fn evict_into_newest(&mut self, item: CuckooHash) -> bool {
+        let bucket_size = usize::from(self.bucket_size);
+        let max_iterations = usize::from(self.max_iterations);
+        let Some(newest) = self.sub_filters.last_mut() else { return false };
+        let mask = newest.buckets - 1;
+        let mut carried = item.fingerprint;
+        let mut bucket = item.hash & mask;
+        let mut victim = 0;
+        let mut swaps = Vec::with_capacity(max_iterations);
+        for _ in 0..max_iterations {
+            let slot = &mut newest.bucket_mut(bucket, bucket_size)[victim];
+            std::mem::swap(slot, &mut carried);
+            swaps.push((bucket, victim));
+            bucket = alternate(bucket, carried) & mask;
+            if let Some(empty) = newest.bucket_mut(bucket, bucket_size).iter_mut().find(|slot| **slot == 0) {
+                *empty = carried;
+                return true;
+            }
+            victim = (victim + 1) % bucket_size;
+        }
+        for (bucket, victim) in swaps.into_iter().rev() {
+            std::mem::swap(&mut newest.bucket_mut(bucket, bucket_size)[victim], &mut carried);
+        }
+        false
+    }
+
+    /// Clears one copy of the item's fingerprint, newest sub-filter first; false when there
+    /// was none. A chain whose deletes pass a tenth of its items is compacted.
+    pub fn delete(&mut self, item: CuckooHash) -> bool {
+        let bucket_size = usize::from(self.bucket_size);
+        let mut found = false;
+        'search: for sub_filter in self.sub_filters.iter_mut().rev() {
+            for bucket in item.buckets(sub_filter.buckets) {
+                if let Some(slot) = sub_filter
+                    .bucket_mut(bucket, bucket_size)
+                    .iter_mut()
+                    .find(|slot| **slot == item.fingerprint)
+                {
+                    *slot = 0;
+                    found = true;
+                    break 'search;
+                }
+            }
+        }
+        if !found {
+            return false;
+        }
+        self.items = self.items.saturating_sub(1);
+        self.deletes += 1;
+        if self.sub_filters.len() > 1 && self.deletes as f64 > self.items as f64 * COMPACTION_SHARE {
+            self.compact(false);
+        }
+        true
+    }
+
+    /// Moves fingerprints from the newest sub-filters into room in older ones, and drops a
+    /// newest sub-filter left empty. `keep_going`: go on past a sub-filter that could not be
+    /// emptied (CF.COMPACT) rather than stop there (the compaction after deletes).
+    pub fn compact(&mut self, keep_going: bool) {
+        for index in (1..self.sub_filters.len()).rev() {
+            if !self.empty_into_older(index) && !keep_going {
+                break;
+            }
+        }
+        self.deletes = 0;
+    }
+
+    /// Moves every fingerprint of sub-filter `index` to the oldest sub-filter with room in
+    /// one of its buckets there; true when all moved, and then it is dropped if it is the
+    /// newest.
+    fn empty_into_older(&mut self, index: usize) -> bool {
+        let bucket_size = usize::from(self.bucket_size);
+        let (older, rest) = self.sub_filters.split_at_mut(index);
+        let source = &mut rest[0];
+        let mut all_moved = true;
+        for bucket in 0..source.buckets {
+            for slot in 0..bucket_size {
+                let fingerprint = source.bucket(bucket, bucket_size)[slot];
+                if fingerprint == 0 {
+                    continue;
+                }
+                let moved = older.iter_mut().any(|target| {
+                    let mask = target.buckets - 1;
+                    let candidates = [bucket & mask, alternate(bucket, fingerprint) & mask];
+                    target.store(candidates, fingerprint, bucket_size)
+                });
+                if moved {
+                    source.bucket_mut(bucket, bucket_size)[slot] = 0;
+                } else {
+                    all_moved = false;
+                }
+            }
+        }
+        if all_moved && index == self.sub_filters.len() - 1 {
+            self.sub_filters.pop();
+        }
+        all_moved
+    }
+
+    /// A deep copy, or `None` when there is no memory for it.
+    pub fn try_clone(&self) -> Option<CuckooFilter> {
+        let sub_filters = self
+            .sub_filters
+            .iter()
+            .map(|sub_filter| {
+                Some(SubFilter { buckets: sub_filter.buckets, slots: sub_filter.slots.try_clone().ok()? })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(CuckooFilter { sub_filters, ..*self })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUDGET: usize = 1 << 30;
+
+    fn filter(capacity: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> CuckooFilter {
+        CuckooFilter::try_new(CuckooParams { capacity, bucket_size, max_iterations, expansion }, BUDGET)
+            .unwrap()
+    }
+
+    fn item(text: &str) -> CuckooHash {
+        CuckooHash::of(text.as_bytes())
+    }
+
+    #[test]
+    fn buckets_are_the_next_power_of_two_of_capacity_over_bucket_size() {
+        for (capacity, bucket_size, buckets) in
+            [(4, 2, 2), (7, 2, 4), (100, 2, 64), (1025, 2, 512), (10, 3, 4), (10, 1, 16), (510, 255, 2)]
+        {
+            assert_eq!(
+                filter(capacity, bucket_size, 20, 1).first_buckets(),
+                buckets,
+                "{capacity}/{bucket_size}"
+            );
+        }
+        assert_eq!(filter(1024, 2, 20, 1).size(), 1080);
+        assert_eq!(filter(8, 2, 20, 3).expansion(), 4);
+    }
+
+    #[test]
+    fn an_item_fits_twice_the_bucket_size_then_the_filter_grows() {
+        let mut fixed = filter(1024, 2, 20, 0);
+        let same = item("x");
+        for _ in 0..4 {
+            assert_eq!(fixed.insert(same, BUDGET), Inserted::Added);
+        }
+        assert_eq!(fixed.insert(same, BUDGET), Inserted::NoRoom);
+        assert_eq!((fixed.items(), fixed.count(same)), (4, 4));
+
+        let mut growing = filter(1024, 2, 20, 2);
+        for _ in 0..5 {
+            assert_eq!(growing.insert(same, BUDGET), Inserted::Added);
+        }
+        assert_eq!(growing.sub_filters().len(), 2);
+        assert_eq!(growing.sub_filters()[1].buckets(), 1024);
+    }
+
+    #[test]
+    fn a_failed_eviction_changes_nothing() {
+        let mut full = filter(64, 2, 7, 0);
+        let mut index = 0;
+        while full.insert(item(&format!("item{index}")), BUDGET) == Inserted::Added {
+            index += 1;
+        }
+        let before: Vec<u8> = full.sub_filters()[0].bytes().to_vec();
+        assert_eq!(full.insert(item("one more"), BUDGET), Inserted::NoRoom);
+        assert_eq!(full.sub_filters()[0].bytes(), &before[..]);
+        for added in 0..index {
+            assert!(full.contains(item(&format!("item{added}"))), "item{added}");
+        }
+    }
+
+    #[test]
+    fn deletes_remove_one_copy_and_compact_a_chain() {
+        let mut chain = filter(4, 1, 20, 1);
+        let items: Vec<CuckooHash> = (0..40).map(|index| item(&format!("i{index}"))).collect();
+        for &each in &items {
+            assert_eq!(chain.insert(each, BUDGET), Inserted::Added);
+        }
+        assert!(chain.sub_filters().len() > 1);
+        let filters_before = chain.sub_filters().len();
+        for &each in &items[..6] {
+            assert!(chain.delete(each));
+        }
+        assert!(chain.sub_filters().len() < filters_before, "compacted");
+        assert_eq!(chain.items(), 34);
+        for &each in &items[6..] {
+            assert!(chain.contains(each));
+        }
+        assert!(!chain.delete(item("never added")));
+    }
+
+    #[test]
+    fn the_sub_filter_limit_and_the_budget_stop_growth() {
+        let mut small_budget = CuckooFilter::try_new(
+            CuckooParams { capacity: 4, bucket_size: 1, max_iterations: 1, expansion: 4 },
+            64,
+        )
+        .unwrap();
+        let same = item("same");
+        let mut added = 0;
+        while small_budget.insert(same, 64) == Inserted::Added {
+            added += 1;
+        }
+        assert!(small_budget.data_bytes() <= 64 && added > 0);
+        assert!(CuckooFilter::try_new(
+            CuckooParams { capacity: u64::MAX, ..CuckooParams::default() },
+            usize::MAX
+        )
+        .is_err());
+    }
+}
