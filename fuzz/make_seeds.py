@@ -42,6 +42,48 @@ def dump(sock, key):
         pieces.append((iterator, data))
 
 
+def cuckoo_dump(sock, key):
+    pieces, iterator = [], 0
+    while True:
+        iterator, data = command(sock, "CF.SCANDUMP", key, iterator)
+        if iterator == 0:
+            return pieces
+        pieces.append((iterator, data))
+
+
+def cuckoo_seeds(sock):
+    """The cuckoo target's seeds: filters as SCANDUMP gives them (RedisBloom's bytes, which
+    this module keeps), as header-and-chunks input and as RDB records of versions 2 and 4."""
+    unsigned = lambda value: b"\0" + struct.pack("<Q", value)
+    string = lambda data: b"\2" + struct.pack("<H", len(data)) + data
+    filters = {
+        "cf-small": ("16",),
+        "cf-grown": ("8", "EXPANSION", "2", "MAXITERATIONS", "7"),
+        "cf-buckets4": ("32", "BUCKETSIZE", "4"),
+        "cf-fixed": ("16", "BUCKETSIZE", "1", "EXPANSION", "0"),
+    }
+    for name, options in filters.items():
+        command(sock, "DEL", name)
+        command(sock, "CF.RESERVE", name, *options)
+        for n in range(30):
+            try:
+                command(sock, "CF.ADD", name, f"{name}{n}")
+            except RuntimeError:
+                pass  # a full filter that may not grow
+        command(sock, "CF.DEL", name, f"{name}0")
+        pieces = cuckoo_dump(sock, name)
+        header = pieces[0][1]
+        chunks = b"".join(struct.pack("<QH", iterator, len(data)) + data for iterator, data in pieces[1:])
+        write("cuckoo", name, b"\0" + header + chunks)
+        items, buckets, deletes, count, bucket, iterations, expansion = struct.unpack("<QQQQHHH", header)
+        record = bytes([1, 4]) + b"".join(unsigned(v) for v in (count, buckets, items, deletes, bucket, iterations, expansion))
+        record += b"".join(unsigned(len(data) // bucket) + string(data) for _, data in pieces[1:])
+        write("cuckoo", f"{name}-rdb-v4", record)
+        if bucket == 2 and count == 1:
+            write("cuckoo", f"{name}-rdb-v2", bytes([1, 2]) + unsigned(count) + unsigned(buckets) + unsigned(items) + string(pieces[1][1]))
+        write("cuckoo", f"{name}-truncated", (b"\0" + header + chunks)[: 20 + len(chunks) // 2])
+
+
 def write(target, name, data):
     directory = os.path.join("fuzz", "corpus", target)
     os.makedirs(directory, exist_ok=True)
@@ -125,7 +167,10 @@ def main(port):
             write("redisbloom_rdb", f"{name}-truncated", record[: len(record) // 2])
             for label, corrupt in corrupt_headers(header).items():
                 write("header", f"{name}-{label}", corrupt)
+    cuckoo_seeds(sock)
     for name, line in {
+        "cf-reserve": "16 BUCKETSIZE 4 MAXITERATIONS 7 EXPANSION 3",
+        "cf-insert": "CAPACITY 100 NOCREATE ITEMS a b",
         "reserve": "0.01 100 EXPANSION 4",
         "nonscaling": "0.001 5000 NONSCALING",
         "insert": "CAPACITY 1000 ERROR 0.01 EXPANSION 2 ITEMS a b c",

@@ -9,6 +9,7 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod cuckoo;
 mod floor;
 mod persistence;
 mod report;
@@ -25,6 +26,8 @@ struct Options {
     huge_pages: bool,
     /// Also measure redbloom keeping RedisBloom's format (`bf.format redisbloom`).
     redisbloom_format: bool,
+    /// Also measure CF.* (redbloom, and the compared module).
+    cuckoo: bool,
     json: PathBuf,
     rounds: usize,
     sizes: Vec<FilterSize>,
@@ -35,6 +38,7 @@ fn options() -> Options {
         compare_module: None,
         huge_pages: true,
         redisbloom_format: true,
+        cuckoo: true,
         json: PathBuf::from("target/bench/results.json"),
         rounds: 5,
         sizes: FilterSize::all(),
@@ -47,6 +51,7 @@ fn options() -> Options {
             "--json" => options.json = PathBuf::from(value()),
             "--no-huge-pages" => options.huge_pages = false,
             "--no-redisbloom-format" => options.redisbloom_format = false,
+            "--no-cuckoo" => options.cuckoo = false,
             "--rounds" => {
                 options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"))
             }
@@ -66,7 +71,7 @@ fn options() -> Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB --json FILE --no-huge-pages --no-redisbloom-format']"
+        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB,1GB@0.1% --json FILE --no-huge-pages --no-redisbloom-format --no-cuckoo']"
     );
     std::process::exit(2)
 }
@@ -98,6 +103,16 @@ fn main() {
         eprintln!("== {} filters (capacity {}, rate {})", size.name, size.capacity, size.rate);
         for target in &mut targets {
             results.extend(workloads::run_size(target, size, options.rounds));
+        }
+    }
+    if options.cuckoo {
+        let last = targets.len() - 1;
+        let compared = if options.compare_module.is_some() { vec![0, last] } else { vec![0] };
+        for size in &cuckoo::SIZES {
+            eprintln!("== {} cuckoo filters ({} slots)", size.name, size.capacity);
+            for &index in &compared {
+                results.extend(cuckoo::run(&mut targets[index], size, options.rounds));
+            }
         }
     }
     let mut efficiency = Vec::new();

@@ -119,6 +119,35 @@ impl Report {
             }
         }
 
+        let cuckoo: Vec<&Measurement> =
+            self.measurements.iter().filter(|m| m.workload.starts_with("CF.")).collect();
+        if !cuckoo.is_empty() {
+            let _ = writeln!(out, "\nCuckoo filters (CF.*), µs of server time per item:\n");
+            let _ = write!(out, "| filter | workload | {} µs/item |", self.ours);
+            let others: Vec<&String> =
+                self.others.iter().filter(|other| cuckoo.iter().any(|m| &m.target == *other)).collect();
+            for other in &others {
+                let _ = write!(out, " {other} µs/item | {other} / {} |", self.ours);
+            }
+            let _ = writeln!(out, "\n|---|---|---|{}", "---|---|".repeat(others.len()));
+            for m in cuckoo.iter().filter(|m| m.target == self.ours) {
+                let _ = write!(
+                    out,
+                    "| {} | {} ×{} | {:.3} |",
+                    m.size,
+                    m.workload,
+                    m.items_per_call,
+                    m.usec_per_item()
+                );
+                for other in &others {
+                    let theirs =
+                        self.find(other, m.size, m.workload).map_or(f64::NAN, Measurement::usec_per_item);
+                    let _ = write!(out, " {theirs:.3} | {:.2} |", theirs / m.usec_per_item());
+                }
+                out.push('\n');
+            }
+        }
+
         let _ = writeln!(out, "\n| filter | module | bytes/item (MEMORY USAGE / capacity) | false-positive rate (1M probes) | fill |");
         let _ = writeln!(out, "|---|---|---|---|---|");
         for size in self.sizes() {

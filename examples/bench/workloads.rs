@@ -5,9 +5,9 @@ use redis::{Connection, ConnectionLike, Value};
 use std::time::Instant;
 
 /// Calls per single-item workload, and calls of 100 items per batch workload, per round.
-const SINGLE_CALLS: usize = 150_000;
-const BATCH_CALLS: usize = 1500;
-const BATCH: usize = 100;
+pub const SINGLE_CALLS: usize = 150_000;
+pub const BATCH_CALLS: usize = 1500;
+pub const BATCH: usize = 100;
 const PIPELINE: usize = 1000;
 const FALSE_POSITIVE_PROBES: usize = 1_000_000;
 /// Members added for real to a synthetically filled filter, so member lookups are true.
@@ -309,7 +309,7 @@ fn random_bits(len: usize, density: f64) -> Vec<u8> {
 
 /// Runs `prefix key args...` for every argument list, pipelined; answers the server's
 /// microseconds per call (INFO commandstats) and the client's items per second.
-fn timed(
+pub fn timed(
     con: &mut Connection,
     stat: &str,
     key: &str,
@@ -369,7 +369,7 @@ fn count_true(con: &mut Connection, command: &str, key: &str, items: impl Iterat
     count
 }
 
-fn command(con: &mut Connection, args: &[&str]) -> Value {
+pub fn command(con: &mut Connection, args: &[&str]) -> Value {
     common::ok(con, args)
 }
 
@@ -389,16 +389,16 @@ fn text(value: &Value) -> String {
     }
 }
 
-fn median(mut samples: Vec<f64>) -> f64 {
+pub fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples[samples.len() / 2]
 }
 
 /// xorshift64*: fast, reproducible, good enough for offsets and fill patterns.
-struct Random(u64);
+pub struct Random(pub u64);
 
 impl Random {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

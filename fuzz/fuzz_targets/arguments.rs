@@ -1,10 +1,12 @@
-//! The argument parsers of BF.RESERVE and BF.INSERT, on arbitrary argument lists (pieces of
-//! the input split at zero bytes). What they accept must be within the documented ranges.
+//! The argument parsers of BF.RESERVE, BF.INSERT, CF.RESERVE and CF.INSERT, on arbitrary
+//! argument lists (pieces of the input split at zero bytes). What they accept must be within
+//! the documented ranges.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use redbloom_fuzz::parse::{self, Creation};
 use redbloom_fuzz::filter::params::{MAX_CAPACITY, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE};
+use redbloom_fuzz::filter::cuckoo::{MAX_BUCKET_SIZE, MAX_EXPANSION as MAX_CUCKOO_EXPANSION};
 use redbloom_fuzz::filter::Format;
 use redbloom_fuzz::split_args;
 
@@ -31,6 +33,18 @@ fuzz_target!(|data: &[u8]| {
                 assert!(parsed.first_item < args.len(), "INSERT needs an item");
             }
         }
+    }
+    let mut args = vec![&b"CF.RESERVE"[..], b"key"];
+    args.extend(&pieces);
+    if let Ok(params) = parse::cuckoo_reserve(&args) {
+        assert!((1..=MAX_BUCKET_SIZE).contains(&params.bucket_size) && params.max_iterations >= 1);
+        assert!(params.expansion <= MAX_CUCKOO_EXPANSION);
+        assert!(params.capacity >= 2 * u64::from(params.bucket_size));
+    }
+    args[0] = b"CF.INSERT";
+    if let Ok(insert) = parse::cuckoo_insert(&args) {
+        assert!(insert.first_item >= 3 && insert.first_item < args.len(), "INSERT needs an item");
+        assert!(insert.capacity.is_none_or(|capacity| capacity >= 4));
     }
     for piece in &pieces {
         let _ = parse::integer(piece);

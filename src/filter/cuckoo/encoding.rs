@@ -22,7 +22,6 @@ const OLD_MAX_ITERATIONS: u16 = 20;
 const OLD_EXPANSION: u16 = 1;
 
 /// The fields every encoding carries before the sub-filters.
-#[derive(Clone, Copy)]
 struct Fields {
     items: u64,
     first_buckets: u64,
@@ -220,20 +219,8 @@ impl CuckooFilter {
             fields.max_iterations = source.unsigned()?;
             fields.expansion = source.unsigned()?;
         }
-        // Before version 4 every sub-filter had the first one's size.
-        let expected = if current {
-            fields.sub_filter_buckets(max_bytes)?
-        } else {
-            let single = Fields { sub_filters: 1, ..fields };
-            single.sub_filter_buckets(max_bytes)?;
-            let total = first_buckets
-                .checked_mul(fields.bucket_size)
-                .and_then(|bytes| bytes.checked_mul(sub_filters));
-            if total.is_none_or(|total| total > max_bytes as u64) {
-                return Err(DecodeError::TooLarge);
-            }
-            vec![first_buckets; sub_filters as usize]
-        };
+        // Before version 4 every sub-filter had the first one's size: expansion 1 says so.
+        let expected = fields.sub_filter_buckets(max_bytes)?;
         let mut loaded = Vec::new();
         loaded.try_reserve_exact(expected.len()).map_err(|_| DecodeError::OutOfMemory)?;
         for buckets in expected {
@@ -301,6 +288,52 @@ mod tests {
         assert_eq!(filter.chunk(5).map(|(next, chunk)| (next, chunk.len())), Some((13, 8)));
         assert!(!copy.load_chunk(12, &[1; 8]), "straddles two sub-filters");
         assert!(!copy.load_chunk(1000, &[1; 8]), "past the end");
+    }
+
+    /// An RDB record as values, for `load_rdb`.
+    struct Record(Vec<Result<u64, Vec<u8>>>);
+
+    impl RdbSource for Record {
+        fn unsigned(&mut self) -> Result<u64, DecodeError> {
+            match self.0.remove(0) {
+                Ok(value) => Ok(value),
+                Err(_) => Err(DecodeError::Malformed("a string where a number was")),
+            }
+        }
+
+        fn double(&mut self) -> Result<f64, DecodeError> {
+            Err(DecodeError::Malformed("no double here"))
+        }
+
+        fn bytes(&mut self) -> Result<ByteArray, DecodeError> {
+            match self.0.remove(0) {
+                Err(bytes) => ByteArray::try_copy_of(&bytes).map_err(|_| DecodeError::OutOfMemory),
+                Ok(_) => Err(DecodeError::Malformed("a number where a string was")),
+            }
+        }
+    }
+
+    #[test]
+    fn rdb_records_of_every_version_load_and_a_record_without_sub_filters_does_not() {
+        let filter = grown();
+        let values = std::cell::RefCell::new(Vec::new());
+        filter.save_rdb(
+            |value| values.borrow_mut().push(Ok(value)),
+            |bytes| values.borrow_mut().push(Err(bytes.to_vec())),
+        );
+        let values = values.into_inner();
+        let loaded = CuckooFilter::load_rdb(4, &mut Record(values), BUDGET).unwrap();
+        assert_eq!(loaded.header(), filter.header());
+
+        // Version 2: filters, buckets, items, then each sub-filter's slots, all of one size.
+        let old = |sub_filters: u64| {
+            let mut values = vec![Ok(sub_filters), Ok(4), Ok(3)];
+            values.extend((0..sub_filters).map(|_| Err(vec![0u8; 8])));
+            CuckooFilter::load_rdb(2, &mut Record(values), BUDGET)
+        };
+        let two = old(2).unwrap();
+        assert_eq!((two.sub_filters().len(), two.bucket_size(), two.expansion()), (2, 2, 1));
+        assert!(old(0).is_err());
     }
 
     #[test]
