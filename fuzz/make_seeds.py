@@ -33,19 +33,10 @@ def read_reply(stream):
     return rest
 
 
-def dump(sock, key):
+def dump(sock, key, family="BF"):
     pieces, iterator = [], 0
     while True:
-        iterator, data = command(sock, "BF.SCANDUMP", key, iterator)
-        if iterator == 0:
-            return pieces
-        pieces.append((iterator, data))
-
-
-def cuckoo_dump(sock, key):
-    pieces, iterator = [], 0
-    while True:
-        iterator, data = command(sock, "CF.SCANDUMP", key, iterator)
+        iterator, data = command(sock, f"{family}.SCANDUMP", key, iterator)
         if iterator == 0:
             return pieces
         pieces.append((iterator, data))
@@ -71,7 +62,7 @@ def cuckoo_seeds(sock):
             except RuntimeError:
                 pass  # a full filter that may not grow
         command(sock, "CF.DEL", name, f"{name}0")
-        pieces = cuckoo_dump(sock, name)
+        pieces = dump(sock, name, "CF")
         header = pieces[0][1]
         chunks = b"".join(struct.pack("<QH", iterator, len(data)) + data for iterator, data in pieces[1:])
         write("cuckoo", name, b"\0" + header + chunks)

@@ -1,6 +1,7 @@
 //! Clients written for RedisBloom work unchanged: the `redis` crate's own Bloom filter API
-//! (its `bloom` feature), which parses RedisBloom's replies strictly, redis-py's `r.bf()`
-//! (`tests/clients/redis_py.py`) and node-redis's `client.bf` (`tests/clients/node_redis.mjs`),
+//! (its `bloom` feature), which parses RedisBloom's replies strictly, redis-py's `r.bf()` and
+//! `r.cf()` (`tests/clients/redis_py.py`) and node-redis's `client.bf` and `client.cf`
+//! (`tests/clients/node_redis.mjs`),
 //! each installed by `make clients` under `target/`. Both scripts also pass against the real
 //! RedisBloom, so what they expect is what RedisBloom answers.
 

@@ -562,7 +562,7 @@ fn command_docs_describe_every_argument() {
             })
             .collect()
     }
-    let expected: [(&str, &str); 11] = [
+    let expected: [(&str, &str); 25] = [
         ("bf.reserve", "key:key error_rate:double capacity:integer expansion:integer:EXPANSION:simple-string(\"optional\") nonscaling:pure-token:NONSCALING:simple-string(\"optional\") format:oneof:FORMAT:simple-string(\"optional\")[redbloom:pure-token:REDBLOOM redisbloom:pure-token:REDISBLOOM]"),
         ("bf.add", "key:key item:string"),
         ("bf.madd", "key:key item:string:simple-string(\"multiple\")"),
@@ -574,6 +574,20 @@ fn command_docs_describe_every_argument() {
         ("bf.debug", "key:key"),
         ("bf.scandump", "key:key iterator:integer"),
         ("bf.loadchunk", "key:key iterator:integer data:string"),
+        ("cf.reserve", "key:key capacity:integer bucketsize:integer:BUCKETSIZE:simple-string(\"optional\") maxiterations:integer:MAXITERATIONS:simple-string(\"optional\") expansion:integer:EXPANSION:simple-string(\"optional\")"),
+        ("cf.add", "key:key item:string"),
+        ("cf.addnx", "key:key item:string"),
+        ("cf.insert", "key:key capacity:integer:CAPACITY:simple-string(\"optional\") nocreate:pure-token:NOCREATE:simple-string(\"optional\") items:pure-token:ITEMS item:string:simple-string(\"multiple\")"),
+        ("cf.insertnx", "key:key capacity:integer:CAPACITY:simple-string(\"optional\") nocreate:pure-token:NOCREATE:simple-string(\"optional\") items:pure-token:ITEMS item:string:simple-string(\"multiple\")"),
+        ("cf.exists", "key:key item:string"),
+        ("cf.mexists", "key:key item:string:simple-string(\"multiple\")"),
+        ("cf.count", "key:key item:string"),
+        ("cf.del", "key:key item:string"),
+        ("cf.info", "key:key"),
+        ("cf.debug", "key:key"),
+        ("cf.compact", "key:key"),
+        ("cf.scandump", "key:key iterator:integer"),
+        ("cf.loadchunk", "key:key iterator:integer data:string"),
     ];
     for (command, arguments) in expected {
         let Value::Array(reply) = ok(&mut con, &["COMMAND", "DOCS", command]) else { panic!() };

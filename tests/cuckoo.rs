@@ -142,12 +142,6 @@ fn info_text(con: &mut Connection, section: &str) -> String {
     }
 }
 
-fn info_field(con: &mut Connection, section: &str, name: &str) -> Option<String> {
-    info_text(con, section)
-        .lines()
-        .find_map(|line| line.strip_prefix(&format!("{name}:")).map(|value| value.trim().to_string()))
-}
-
 fn wait_for_rewrite(con: &mut Connection) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -157,27 +151,6 @@ fn wait_for_rewrite(con: &mut Connection) {
         }
         assert!(Instant::now() < deadline, "the AOF rewrite did not finish");
         std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn master_offset(con: &mut Connection) -> i64 {
-    info_field(con, "replication", "master_repl_offset").unwrap().parse().unwrap()
-}
-
-/// Waits until the replica is linked and has processed everything the master sent.
-fn wait_in_sync(master: &mut Connection, replica: &mut Connection) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let target = master_offset(master);
-        let linked = info_field(replica, "replication", "master_link_status").as_deref() == Some("up");
-        let offset: i64 = info_field(replica, "replication", "slave_repl_offset")
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(-1);
-        if linked && offset >= target {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the replica did not catch up ({offset} of {target})");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

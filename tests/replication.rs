@@ -4,34 +4,6 @@ mod common;
 
 use common::*;
 use redis::{Connection, Value};
-use std::time::{Duration, Instant};
-
-fn info_field(con: &mut Connection, section: &str, name: &str) -> Option<String> {
-    let Value::BulkString(info) = ok(con, &["INFO", section]) else { panic!() };
-    let info = String::from_utf8_lossy(&info).into_owned();
-    info.lines().find_map(|line| line.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_string()))
-}
-
-fn master_offset(con: &mut Connection) -> i64 {
-    info_field(con, "replication", "master_repl_offset").unwrap().parse().unwrap()
-}
-
-/// Waits until the replica is linked and has processed everything the master sent.
-fn wait_in_sync(master: &mut Connection, replica: &mut Connection) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let target = master_offset(master);
-        let linked = info_field(replica, "replication", "master_link_status").as_deref() == Some("up");
-        let offset: i64 = info_field(replica, "replication", "slave_repl_offset")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(-1);
-        if linked && offset >= target {
-            return;
-        }
-        assert!(Instant::now() < deadline, "replica did not catch up ({offset} of {target})");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn writes(con: &mut Connection, prefix: &str) {
     ok(con, &["BF.ADD", &format!("{prefix}add"), "x"]);

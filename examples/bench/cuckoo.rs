@@ -5,6 +5,7 @@
 //! Both modules keep RedisBloom's layout, so the large filter is filled the same way in each:
 //! a header and chunks of random fingerprints through CF.LOADCHUNK, then real members added.
 
+use crate::common;
 use crate::workloads::{
     command, median, timed, Measurement, Random, Target, BATCH, BATCH_CALLS, SINGLE_CALLS,
 };
@@ -148,4 +149,75 @@ fn load_chunk(con: &mut redis::Connection, key: &str, iterator: u64, data: &[u8]
     cmd.arg(key).arg(iterator).arg(data);
     let reply = con.req_command(&cmd).expect("CF.LOADCHUNK");
     assert!(!matches!(reply, redis::Value::ServerError(_)), "CF.LOADCHUNK: {reply:?}");
+}
+
+/// Memory of a cuckoo filter filled until its first refusal, against a Bloom filter of the
+/// false-positive rate measured on it: the deletable filter's price.
+pub struct CuckooEfficiency {
+    pub target: String,
+    pub bucket_size: u16,
+    pub items: usize,
+    pub measured_rate: f64,
+    pub bits_per_item: f64,
+    pub bloom_bits_per_item: f64,
+}
+
+const EFFICIENCY_SLOTS: u64 = 1 << 20;
+const EFFICIENCY_PROBES: usize = 2_000_000;
+
+pub fn efficiency(target: &mut Target) -> Vec<CuckooEfficiency> {
+    let name = target.name.clone();
+    let con = target.connection();
+    [1u16, 2, 4]
+        .into_iter()
+        .map(|bucket_size| {
+            command(con, &["FLUSHALL"]);
+            let key = "cuckoo-efficiency";
+            let slots = EFFICIENCY_SLOTS.to_string();
+            command(
+                con,
+                &["CF.RESERVE", key, &slots, "BUCKETSIZE", &bucket_size.to_string(), "EXPANSION", "0"],
+            );
+            let mut items = 0;
+            loop {
+                let batch: Vec<String> = (items..items + 1000).map(|i| format!("e:{i}")).collect();
+                let redis::Value::Array(answers) = common::call(
+                    con,
+                    &[
+                        &["CF.INSERT", key, "ITEMS"][..],
+                        &batch.iter().map(String::as_str).collect::<Vec<_>>()[..],
+                    ]
+                    .concat(),
+                )
+                .expect("CF.INSERT") else {
+                    panic!("CF.INSERT")
+                };
+                let added = answers.iter().filter(|answer| matches!(answer, redis::Value::Int(1))).count();
+                items += added;
+                if added < batch.len() {
+                    break;
+                }
+            }
+            let probes: Vec<String> = (0..EFFICIENCY_PROBES).map(|i| format!("x:{i}")).collect();
+            let mut found = 0;
+            for chunk in probes.chunks(1000) {
+                let args: Vec<&str> =
+                    ["CF.MEXISTS", key].into_iter().chain(chunk.iter().map(String::as_str)).collect();
+                let redis::Value::Array(answers) = common::call(con, &args).expect("CF.MEXISTS") else {
+                    panic!()
+                };
+                found += answers.iter().filter(|answer| matches!(answer, redis::Value::Int(1))).count();
+            }
+            let measured_rate = found as f64 / EFFICIENCY_PROBES as f64;
+            let bytes = common::int(con, &["MEMORY", "USAGE", key]) as f64;
+            CuckooEfficiency {
+                target: name.clone(),
+                bucket_size,
+                items,
+                measured_rate,
+                bits_per_item: bytes * 8.0 / items as f64,
+                bloom_bits_per_item: -measured_rate.ln() / std::f64::consts::LN_2.powi(2),
+            }
+        })
+        .collect()
 }

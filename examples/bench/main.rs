@@ -105,6 +105,7 @@ fn main() {
             results.extend(workloads::run_size(target, size, options.rounds));
         }
     }
+    let mut cuckoo_efficiency = Vec::new();
     if options.cuckoo {
         let last = targets.len() - 1;
         let compared = if options.compare_module.is_some() { vec![0, last] } else { vec![0] };
@@ -113,6 +114,9 @@ fn main() {
             for &index in &compared {
                 results.extend(cuckoo::run(&mut targets[index], size, options.rounds));
             }
+        }
+        for &index in &compared {
+            cuckoo_efficiency.extend(cuckoo::efficiency(&mut targets[index]));
         }
     }
     let mut efficiency = Vec::new();
@@ -129,7 +133,7 @@ fn main() {
     // Each filter size's floor, over a buffer of about the size redbloom's filter of it takes.
     let floors =
         options.sizes.iter().map(|size| (size.name, floor::measure(size.approximate_bytes()))).collect();
-    let report = report::Report::new(results, efficiency, large, floors, &targets);
+    let report = report::Report::new(results, efficiency, cuckoo_efficiency, large, floors, &targets);
     println!("{}", report.table());
     if let Some(dir) = options.json.parent() {
         let _ = std::fs::create_dir_all(dir);

@@ -1,5 +1,6 @@
 //! The benchmark's output: a readable table and the same figures as JSON.
 
+use crate::cuckoo::CuckooEfficiency;
 use crate::floor::Floor;
 use crate::persistence::PersistenceCost;
 use crate::stalls::Stall;
@@ -16,6 +17,7 @@ pub struct Large {
 pub struct Report {
     measurements: Vec<Measurement>,
     efficiency: Vec<Efficiency>,
+    cuckoo_efficiency: Vec<CuckooEfficiency>,
     large: Large,
     floors: Vec<(&'static str, Floor)>,
     ours: String,
@@ -35,6 +37,7 @@ impl Report {
     pub fn new(
         measurements: Vec<Measurement>,
         efficiency: Vec<Vec<Efficiency>>,
+        cuckoo_efficiency: Vec<CuckooEfficiency>,
         large: Large,
         floors: Vec<(&'static str, Floor)>,
         targets: &[Target],
@@ -52,6 +55,7 @@ impl Report {
         Report {
             measurements,
             efficiency: efficiency.into_iter().flatten().collect(),
+            cuckoo_efficiency,
             large,
             floors,
             ours: targets[0].name.clone(),
@@ -145,6 +149,28 @@ impl Report {
                     let _ = write!(out, " {theirs:.3} | {:.2} |", theirs / m.usec_per_item());
                 }
                 out.push('\n');
+            }
+        }
+
+        if !self.cuckoo_efficiency.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nCuckoo filters of 2^20 slots filled until their first refusal, 2M probes, against a Bloom filter of the measured rate:\n"
+            );
+            let _ = writeln!(out, "| module | bucket size | items held | measured rate | bits/item | Bloom bits/item at that rate | ratio |");
+            let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+            for e in &self.cuckoo_efficiency {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {:.3e} | {:.2} | {:.2} | {:.2} |",
+                    e.target,
+                    e.bucket_size,
+                    e.items,
+                    e.measured_rate,
+                    e.bits_per_item,
+                    e.bloom_bits_per_item,
+                    e.bits_per_item / e.bloom_bits_per_item
+                );
             }
         }
 
@@ -286,6 +312,21 @@ impl Report {
                 )
             })
             .collect();
+        let cuckoo_efficiency: Vec<String> = self
+            .cuckoo_efficiency
+            .iter()
+            .map(|e| {
+                format!(
+                    "{{\"target\":{:?},\"bucket_size\":{},\"items\":{},\"measured_rate\":{},\"bits_per_item\":{},\"bloom_bits_per_item\":{}}}",
+                    e.target,
+                    e.bucket_size,
+                    e.items,
+                    number(e.measured_rate),
+                    number(e.bits_per_item),
+                    number(e.bloom_bits_per_item)
+                )
+            })
+            .collect();
         let persistence: Vec<String> = self
             .large
             .persistence
@@ -327,10 +368,11 @@ impl Report {
             })
             .collect();
         format!(
-            "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n],\"slowest_calls\":[\n{}\n],\"persistence\":[\n{}\n],\"floor\":[\n{}\n]}}\n",
+            "{{\"machine\":{:?},\"measurements\":[\n{}\n],\"efficiency\":[\n{}\n],\"cuckoo_efficiency\":[\n{}\n],\"slowest_calls\":[\n{}\n],\"persistence\":[\n{}\n],\"floor\":[\n{}\n]}}\n",
             self.machine,
             measurements.join(",\n"),
             efficiency.join(",\n"),
+            cuckoo_efficiency.join(",\n"),
             stalls.join(",\n"),
             persistence.join(",\n"),
             floors.join(",\n")

@@ -1,5 +1,5 @@
 //! What COMMAND DOCS says of each command's arguments (names, types, tokens, optional and
-//! multiple), so that redis-cli's hints and client generators know BF.* as they know
+//! multiple), so that redis-cli's hints and client generators know BF.* and CF.* as they know
 //! Redis's own commands. Servers that take command info (7.0 and later) copy it at load.
 
 use redis_module::raw;
@@ -82,6 +82,20 @@ const INFO: &[Argument] =
 const SCANDUMP: &[Argument] = &[KEY, argument(c"iterator", Kind::Integer)];
 const LOADCHUNK: &[Argument] = &[KEY, argument(c"iterator", Kind::Integer), argument(c"data", Kind::Text)];
 const KEY_ONLY: &[Argument] = &[KEY];
+const CF_RESERVE: &[Argument] = &[
+    KEY,
+    argument(c"capacity", Kind::Integer),
+    keyword(c"bucketsize", c"BUCKETSIZE", Kind::Integer),
+    keyword(c"maxiterations", c"MAXITERATIONS", Kind::Integer),
+    EXPANSION,
+];
+const CF_INSERT: &[Argument] = &[
+    KEY,
+    keyword(c"capacity", c"CAPACITY", Kind::Integer),
+    keyword(c"nocreate", c"NOCREATE", Kind::Token),
+    Argument { optional: false, ..keyword(c"items", c"ITEMS", Kind::Token) },
+    ITEMS,
+];
 
 /// The arguments of `command` (its name in lower case), after the command name.
 pub fn arguments(command: &CStr) -> &'static [Argument] {
@@ -91,8 +105,12 @@ pub fn arguments(command: &CStr) -> &'static [Argument] {
         b"bf.madd" | b"bf.mexists" => MANY_ITEMS,
         b"bf.insert" => INSERT,
         b"bf.info" => INFO,
-        b"bf.scandump" => SCANDUMP,
-        b"bf.loadchunk" => LOADCHUNK,
+        b"bf.scandump" | b"cf.scandump" => SCANDUMP,
+        b"bf.loadchunk" | b"cf.loadchunk" => LOADCHUNK,
+        b"cf.reserve" => CF_RESERVE,
+        b"cf.add" | b"cf.addnx" | b"cf.exists" | b"cf.count" | b"cf.del" => ONE_ITEM,
+        b"cf.mexists" => MANY_ITEMS,
+        b"cf.insert" | b"cf.insertnx" => CF_INSERT,
         _ => KEY_ONLY,
     }
 }

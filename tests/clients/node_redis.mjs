@@ -1,4 +1,5 @@
-// node-redis's own Bloom filter API (`client.bf`), unchanged, against a server with this module.
+// node-redis's own Bloom and cuckoo filter APIs (`client.bf`, `client.cf`), unchanged, against a
+// server with this module.
 //
 // usage: node node_redis.mjs PORT PROTOCOL   (PROTOCOL 2 or 3), with NODE_PATH naming the
 // node_modules that holds `redis`; exits non-zero on the first answer that is not what
@@ -71,6 +72,36 @@ for (const [iterator, chunk] of chunks) {
 }
 assert.deepEqual(await client.bf.mExists('copy', ['alice', 'bob', 'carol']), [true, true, true]);
 assert.equal(await client.bf.card('copy'), 3);
+
+// node-redis's `client.cf`: cuckoo filters, deletes and the dump loop.
+assert.equal(await client.cf.reserve('tokens', 1000, { BUCKETSIZE: 4, MAXITERATIONS: 30, EXPANSION: 2 }), 'OK');
+assert.equal(await client.cf.add('tokens', 't1'), true);
+assert.equal(await client.cf.addNX('tokens', 't1'), false);
+assert.deepEqual(await client.cf.insert('tokens', ['t2', 't3']), [true, true]);
+assert.deepEqual((await client.cf.insertNX('tokens', ['t3', 't4'])).map(Number), [0, 1]);
+assert.equal(await client.cf.exists('tokens', 't2'), true);
+assert.deepEqual(await client.cf.mExists('tokens', ['t1', 'never']), [true, false]);
+assert.equal(await client.cf.count('tokens', 't1'), 1);
+assert.equal(await client.cf.del('tokens', 't1'), true);
+assert.equal(await client.cf.del('tokens', 't1'), false);
+const cfInfo = await client.cf.info('tokens');
+assert.equal(cfInfo['Bucket size'], 4);
+assert.equal(cfInfo['Max iterations'], 30);
+assert.equal(cfInfo['Expansion rate'], 2);
+assert.equal(cfInfo['Number of items inserted'], 3);
+assert.equal(cfInfo['Number of items deleted'], 1);
+await assert.rejects(client.cf.insert('absent', ['x'], { NOCREATE: true }), /not found/);
+const cfChunks = [];
+for (let iterator = 0; ;) {
+  const { iterator: next, chunk } = await binary.cf.scanDump('tokens', iterator);
+  if (next === 0) break;
+  cfChunks.push([next, chunk]);
+  iterator = next;
+}
+for (const [iterator, chunk] of cfChunks) {
+  assert.equal(await binary.cf.loadChunk('tokens-copy', iterator, chunk), 'OK');
+}
+assert.deepEqual(await client.cf.mExists('tokens-copy', ['t2', 't3', 't4']), [true, true, true]);
 
 await client.quit();
 console.log(`node-redis ${version}, RESP${protocol}: ok`);

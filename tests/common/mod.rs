@@ -510,3 +510,34 @@ impl Random {
         (0..len).map(|_| self.below(256) as u8).collect()
     }
 }
+
+/// A field of an INFO section.
+pub fn info_field(con: &mut Connection, section: &str, name: &str) -> Option<String> {
+    let info = match ok(con, &["INFO", section]) {
+        Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Value::VerbatimString { text, .. } => text,
+        other => panic!("INFO {section}: {other:?}"),
+    };
+    info.lines().find_map(|line| line.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_string()))
+}
+
+pub fn master_offset(con: &mut Connection) -> i64 {
+    info_field(con, "replication", "master_repl_offset").unwrap().parse().unwrap()
+}
+
+/// Waits until the replica is linked and has processed everything the master sent.
+pub fn wait_in_sync(master: &mut Connection, replica: &mut Connection) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let target = master_offset(master);
+        let linked = info_field(replica, "replication", "master_link_status").as_deref() == Some("up");
+        let offset: i64 = info_field(replica, "replication", "slave_repl_offset")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1);
+        if linked && offset >= target {
+            return;
+        }
+        assert!(Instant::now() < deadline, "replica did not catch up ({offset} of {target})");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
