@@ -3,6 +3,7 @@
 //! `INITIAL_SIZE`.
 
 use crate::commands::{format_named, Creation};
+use crate::filter::cuckoo::{DEFAULT_MAX_SUB_FILTERS, MAX_SUB_FILTERS};
 use crate::filter::params::{self, MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::Format;
 use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
@@ -22,6 +23,8 @@ pub static ERROR_RATE: ErrorRateConfig = ErrorRateConfig(AtomicU64::new(0x3F84_7
 pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
 pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
 pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
+/// RedisBloom's `CF_MAX_EXPANSIONS`: the sub-filters a cuckoo filter may grow to.
+pub static CF_MAX_EXPANSIONS: AtomicI64 = AtomicI64::new(DEFAULT_MAX_SUB_FILTERS as i64);
 /// Off by default: huge pages are faulted in 2 MiB at a time, so a fresh filter becomes
 /// resident after a few hundred random adds instead of as it fills (and on kernels before
 /// 5.8 a write during a fork copied the whole 2 MiB page).
@@ -88,6 +91,10 @@ pub fn max_filter_bytes() -> usize {
     MAX_FILTER_BYTES.load(Ordering::Relaxed) as usize
 }
 
+pub fn cf_max_expansions() -> usize {
+    CF_MAX_EXPANSIONS.load(Ordering::Relaxed) as usize
+}
+
 #[cfg(not(test))]
 pub fn huge_pages() -> bool {
     HUGE_PAGES.load(Ordering::Relaxed)
@@ -138,7 +145,8 @@ impl ConfigurationValue<RedisString> for ErrorRateConfig {
 }
 
 /// Applies `loadmodule` arguments, given as name/value pairs. Names are case-insensitive and
-/// may be RedisBloom's (`ERROR_RATE`, `INITIAL_SIZE`) or this module's config names.
+/// may be RedisBloom's (`ERROR_RATE`, `INITIAL_SIZE`, `CF_MAX_EXPANSIONS`) or this module's
+/// config names.
 pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
     if !args.len().is_multiple_of(2) {
         return Err("module arguments come in name/value pairs".to_string());
@@ -161,6 +169,9 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
             ),
             "max-filter-bytes" => {
                 store_integer(&MAX_FILTER_BYTES, "max-filter-bytes", &value, MIN_MAX_FILTER_BYTES, i64::MAX)?
+            }
+            "cf-max-expansions" => {
+                store_integer(&CF_MAX_EXPANSIONS, "cf-max-expansions", &value, 1, MAX_SUB_FILTERS as i64)?
             }
             _ => return Err(format!("unknown module argument '{}'", pair[0].to_string_lossy())),
         }

@@ -113,6 +113,16 @@ fn register_configs(ctx: &Context) {
         ConfigurationFlags::DEFAULT,
         None,
     );
+    register_i64_configuration(
+        ctx,
+        "cf-max-expansions",
+        &config::CF_MAX_EXPANSIONS,
+        filter::cuckoo::DEFAULT_MAX_SUB_FILTERS as i64,
+        1,
+        filter::cuckoo::MAX_SUB_FILTERS as i64,
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
     register_string_configuration(
         ctx,
         "error-rate",

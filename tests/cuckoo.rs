@@ -1259,3 +1259,67 @@ fn keyspace_notifications_for_each_changing_command() {
         }
     });
 }
+
+// ------------------------------------------------------------------------------------------
+// 9. Limits of this server that its replicas and its AOF do not share
+
+/// A CF.INSERT whose items found no room under the master's memory cap is replicated as the
+/// items it added, not as sent: the replica (and an AOF replay) has no cap, would find room,
+/// and would end with another filter.
+#[test]
+fn items_refused_by_the_memory_cap_do_not_reach_the_replica() {
+    let master = Server::start_with(&["max-filter-bytes", "4096"], &master_config());
+    let replica = Server::start_with(&[], &["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let (mut con, mut on_replica) = (master.connection(), replica.connection());
+    wait_in_sync(&mut con, &mut on_replica);
+    ok(&mut con, &["CF.RESERVE", "capped", "4", "BUCKETSIZE", "1", "EXPANSION", "2"]);
+    let mut answers = Vec::new();
+    for round in 0..8 {
+        let items: Vec<String> =
+            (0..10).map(|n| if n % 2 == 0 { "same".to_string() } else { format!("i{round}-{n}") }).collect();
+        let mut args = vec!["CF.INSERT", "capped", "ITEMS"];
+        args.extend(items.iter().map(String::as_str));
+        let Value::Array(replies) = ok(&mut con, &args) else { panic!("CF.INSERT") };
+        answers.extend(replies);
+    }
+    assert!(answers.contains(&Value::Int(-1)), "the cap refused nothing: {answers:?}");
+    assert!(answers.contains(&Value::Int(1)));
+    // Created by CF.INSERT under the cap too.
+    let Value::Array(created) =
+        ok(&mut con, &["CF.INSERT", "created", "CAPACITY", "4", "ITEMS", "x", "x", "x", "x", "x", "x", "x"])
+    else {
+        panic!()
+    };
+    assert!(created.contains(&Value::Int(1)));
+    wait_in_sync(&mut con, &mut on_replica);
+    for key in ["capped", "created"] {
+        assert_eq!(digest(&mut on_replica, key), digest(&mut con, key), "{key}");
+        assert_eq!(cf_info(&mut on_replica, key), cf_info(&mut con, key), "{key}");
+    }
+}
+
+/// RedisBloom's `CF_MAX_EXPANSIONS` load argument sets the sub-filter limit
+/// (`bf.cf-max-expansions`).
+#[test]
+fn cf_max_expansions_limits_the_sub_filters() {
+    let server = Server::start_with(&["CF_MAX_EXPANSIONS", "3"], &[]);
+    let mut con = server.connection();
+    let Value::Array(config) = ok(&mut con, &["CONFIG", "GET", "bf.cf-max-expansions"]) else { panic!() };
+    assert_eq!(bulk(config[1].clone()), b"3");
+    ok(&mut con, &["CF.RESERVE", "k", "4", "BUCKETSIZE", "1", "EXPANSION", "1"]);
+    let mut refused = None;
+    for n in 0..100 {
+        match call(&mut con, &["CF.ADD", "k", "same"]) {
+            Ok(_) => {}
+            Err(error) => {
+                refused = Some((n, error));
+                break;
+            }
+        }
+    }
+    let (_, error) = refused.expect("the limit stopped the adds");
+    assert!(error == "Maximum expansions reached" || error == "Filter is full", "{error}");
+    assert_eq!(info_number(&mut con, "k", "Number of filters"), 3);
+    assert_eq!(err(&mut con, &["CF.ADD", "k", "same"]), "Maximum expansions reached");
+    assert!(Server::failing_to_start(&["CF_MAX_EXPANSIONS", "0"]).contains("cf-max-expansions"));
+}

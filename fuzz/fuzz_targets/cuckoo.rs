@@ -12,7 +12,7 @@
 use libfuzzer_sys::fuzz_target;
 use redbloom_fuzz::filter::bits::ByteArray;
 use redbloom_fuzz::filter::cuckoo::encoding::HEADER_BYTES;
-use redbloom_fuzz::filter::cuckoo::{CuckooFilter, CuckooHash, Inserted};
+use redbloom_fuzz::filter::cuckoo::{CuckooFilter, CuckooHash, Inserted, Limits, DEFAULT_MAX_SUB_FILTERS};
 use redbloom_fuzz::filter::encoding::DecodeError;
 use redbloom_fuzz::filter::redisbloom::encoding::RdbSource;
 
@@ -89,7 +89,7 @@ fuzz_target!(|data: &[u8]| {
 
     let items: Vec<CuckooHash> = (0..64u32).map(|n| CuckooHash::of(&n.to_le_bytes())).collect();
     for &item in &items {
-        if filter.insert(item, FUZZ_BUDGET) == Inserted::Added {
+        if filter.insert(item, Limits { max_bytes: FUZZ_BUDGET, max_sub_filters: DEFAULT_MAX_SUB_FILTERS }) == Inserted::Added {
             assert!(filter.contains(item));
             assert!(filter.count(item) >= 1);
         }

@@ -5,14 +5,8 @@
 
 use super::parse::{self, CuckooInsert};
 use super::{BfError, Call};
-use crate::filter::cuckoo::{CuckooError, CuckooFilter, CuckooHash, CuckooParams, Inserted};
+use crate::filter::cuckoo::{CuckooFilter, CuckooHash, CuckooParams, Inserted};
 use crate::keyspace::Key;
-
-impl From<CuckooError> for BfError {
-    fn from(_: CuckooError) -> BfError {
-        BfError::InsufficientMemory
-    }
-}
 
 /// The filter in `key`, created with `params` when the key is missing; `None` when missing
 /// and `create` is false.
@@ -59,7 +53,8 @@ pub fn addnx(call: &Call) -> Result<(), BfError> {
 fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), BfError> {
     let mut key = call.open_key_for_writing();
     let filter = filter_or_create(call, &mut key, CuckooParams::default(), true)?.ok_or(BfError::Internal)?;
-    if filter.at_sub_filter_limit() {
+    let limits = call.cuckoo_limits();
+    if filter.at_sub_filter_limit(limits.max_sub_filters) {
         return Err(BfError::CfMaxExpansions);
     }
     let item = CuckooHash::of(call.arg(2));
@@ -68,7 +63,7 @@ fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), Bf
         call.reply_bool(false);
         return Ok(());
     }
-    match filter.insert(item, call.max_filter_bytes()) {
+    match filter.insert(item, limits) {
         Inserted::Added => {
             call.replicate_verbatim();
             call.notify(event);
@@ -94,22 +89,30 @@ pub fn insertnx(call: &Call) -> Result<(), BfError> {
 fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), BfError> {
     let CuckooInsert { capacity, no_create, first_item } = parse::cuckoo_insert(&call.args())?;
     let mut key = call.open_key_for_writing();
+    let created = key.cuckoo()?.is_none() && !no_create;
     let params = CuckooParams {
         capacity: capacity.unwrap_or(CuckooParams::default().capacity),
         ..CuckooParams::default()
     };
     let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(BfError::NotFound)?;
-    if filter.at_sub_filter_limit() {
+    let limits = call.cuckoo_limits();
+    if filter.at_sub_filter_limit(limits.max_sub_filters) {
         return Err(BfError::CfMaxExpansions);
     }
     let items: Vec<CuckooHash> = call.args_from(first_item).map(CuckooHash::of).collect();
     items.iter().for_each(|&item| filter.prefetch(item));
-    let budget = call.max_filter_bytes();
     let resp3 = call.is_resp3();
+    let mut added = Vec::new();
+    let mut refused = false;
     call.reply_array(items.len());
-    for item in items {
+    for (index, item) in items.into_iter().enumerate() {
         let outcome =
-            if only_new { filter.insert_new(item, budget) } else { Some(filter.insert(item, budget)) };
+            if only_new { filter.insert_new(item, limits) } else { Some(filter.insert(item, limits)) };
+        match outcome {
+            Some(Inserted::Added) => added.push(call.arg(first_item + index)),
+            Some(Inserted::NoRoom) => refused = true,
+            None => {}
+        }
         match (outcome, only_new, resp3) {
             (None, _, _) => call.reply_integer(0),
             (Some(Inserted::Added), true, _) | (Some(Inserted::Added), false, false) => call.reply_integer(1),
@@ -119,8 +122,23 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
             (Some(inserted), false, true) => call.reply_bool(inserted == Inserted::Added),
         }
     }
-    call.replicate_verbatim();
-    call.notify(event);
+    if !refused {
+        call.replicate_verbatim();
+    } else if !added.is_empty() {
+        // No room here may be room on a replica (whose budget is unlimited): send it only the
+        // items that were added, which then land exactly where they landed here.
+        let capacity = params.capacity.to_string();
+        let mut args: Vec<&[u8]> = vec![call.arg(1)];
+        if created {
+            args.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
+        }
+        args.push(b"ITEMS");
+        args.extend(added.iter().copied());
+        call.replicate("CF.INSERT", &args);
+    }
+    if !added.is_empty() {
+        call.notify(event);
+    }
     Ok(())
 }
 
@@ -264,12 +282,11 @@ pub fn loadchunk(call: &Call) -> Result<(), BfError> {
     let data = call.arg(3);
     let mut key = call.open_key_for_writing();
     if iterator == 1 {
-        let exists = key.cuckoo()?.is_some();
+        if key.cuckoo()?.is_some() {
+            return Err(BfError::ItemExists);
+        }
         if data.len() != crate::filter::cuckoo::encoding::HEADER_BYTES {
             return Err(BfError::CfInvalidHeader);
-        }
-        if exists {
-            return Err(BfError::ItemExists);
         }
         let filter =
             CuckooFilter::from_header(data, call.max_filter_bytes()).map_err(|_| BfError::CfCannotCreate)?;

@@ -111,6 +111,12 @@ impl BfError {
     }
 }
 
+impl From<crate::filter::cuckoo::CuckooError> for BfError {
+    fn from(_: crate::filter::cuckoo::CuckooError) -> BfError {
+        BfError::InsufficientMemory
+    }
+}
+
 impl From<FilterError> for BfError {
     fn from(error: FilterError) -> BfError {
         match error {

@@ -88,11 +88,12 @@ commands! {
     c"cf.mexists", cuckoo::mexists, -3, c"readonly fast", READS, c"Tests whether items may be in a cuckoo filter";
     c"cf.count", cuckoo::count, 3, c"readonly fast", READS, c"Returns how many times an item may have been added";
     c"cf.del", cuckoo::del, 3, c"write fast", DELETES, c"Deletes one copy of an item from a cuckoo filter";
-    // RedisBloom flags it readonly, though it moves items; a replica must not run it.
-    c"cf.compact", cuckoo::compact, 2, c"write fast", OVERWRITES, c"Moves items out of the newest sub-filters";
+    // RedisBloom flags it readonly and fast, though it moves items across the whole filter;
+    // a replica must not run it.
+    c"cf.compact", cuckoo::compact, 2, c"write", OVERWRITES, c"Moves items out of the newest sub-filters";
     c"cf.info", cuckoo::info, 2, c"readonly fast", DESCRIBES, c"Returns information about a cuckoo filter";
     c"cf.debug", cuckoo::debug, 2, c"readonly fast", DESCRIBES, c"Describes a cuckoo filter on one line";
-    c"cf.scandump", cuckoo::scandump, 3, c"readonly fast", READS, c"Returns the next chunk of a cuckoo filter's dump";
+    c"cf.scandump", cuckoo::scandump, 3, c"readonly", READS, c"Returns the next chunk of a cuckoo filter's dump";
     c"cf.loadchunk", cuckoo::loadchunk, 4, c"write deny-oom", OVERWRITES, c"Restores a cuckoo filter from SCANDUMP chunks";
 }
 
@@ -189,12 +190,28 @@ impl<'a> Call<'a> {
     /// or the AOF replay what was already accepted once: refusing them would make this
     /// server diverge, so they have no budget.
     pub fn max_filter_bytes(&self) -> usize {
-        let replayed = (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) as c_int;
-        if self.context_flags() & replayed != 0 {
+        if self.replayed() {
             usize::MAX
         } else {
             crate::config::max_filter_bytes()
         }
+    }
+
+    /// How far a cuckoo filter may grow in this call: the budget as above, and the
+    /// sub-filter limit (`bf.cf-max-expansions`), which replayed commands do not meet either.
+    pub fn cuckoo_limits(&self) -> crate::filter::cuckoo::Limits {
+        let max_sub_filters = if self.replayed() {
+            crate::filter::cuckoo::MAX_SUB_FILTERS
+        } else {
+            crate::config::cf_max_expansions()
+        };
+        crate::filter::cuckoo::Limits { max_bytes: self.max_filter_bytes(), max_sub_filters }
+    }
+
+    /// Sent by the master, or replayed from the AOF.
+    fn replayed(&self) -> bool {
+        let replayed = (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) as c_int;
+        self.context_flags() & replayed != 0
     }
 
     pub fn replicate_verbatim(&self) {

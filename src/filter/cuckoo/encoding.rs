@@ -5,7 +5,7 @@
 //! can serve (power-of-two bucket counts, each within the memory budget, a chain that can
 //! only come from growth), and a chunk must land inside one sub-filter.
 
-use super::{CuckooFilter, SubFilter, MAX_BUCKETS, MAX_BUCKET_SIZE};
+use super::{CuckooFilter, SubFilter, MAX_BUCKETS, MAX_BUCKET_SIZE, MAX_SUB_FILTERS};
 use crate::filter::bits::ByteArray;
 use crate::filter::encoding::DecodeError;
 use crate::filter::redisbloom::encoding::RdbSource;
@@ -36,7 +36,7 @@ impl Fields {
     /// Checks the fields and names the bucket count of every sub-filter.
     fn sub_filter_buckets(&self, max_bytes: usize) -> Result<Vec<u64>, DecodeError> {
         let malformed = DecodeError::Malformed;
-        if self.sub_filters == 0 || self.sub_filters > u64::from(u16::MAX) {
+        if self.sub_filters == 0 || self.sub_filters > MAX_SUB_FILTERS as u64 {
             return Err(malformed("no sub-filter, or too many"));
         }
         if !(1..=u64::from(MAX_BUCKET_SIZE)).contains(&self.bucket_size) {
@@ -119,11 +119,14 @@ impl CuckooFilter {
             expansion: half(36),
         };
         let buckets = fields.sub_filter_buckets(max_bytes)?;
-        let sub_filters = buckets
-            .into_iter()
-            .map(|buckets| SubFilter::try_new(buckets, fields.bucket_size as u16))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| DecodeError::OutOfMemory)?;
+        let mut sub_filters = Vec::new();
+        sub_filters.try_reserve_exact(buckets.len()).map_err(|_| DecodeError::OutOfMemory)?;
+        for buckets in buckets {
+            sub_filters.push(
+                SubFilter::try_new(buckets, fields.bucket_size as u16)
+                    .map_err(|_| DecodeError::OutOfMemory)?,
+            );
+        }
         Ok(fields.filter(sub_filters))
     }
 
@@ -239,10 +242,11 @@ impl CuckooFilter {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CuckooHash, CuckooParams, Inserted};
+    use super::super::{CuckooHash, CuckooParams, Inserted, Limits, DEFAULT_MAX_SUB_FILTERS};
     use super::*;
 
     const BUDGET: usize = 1 << 30;
+    const LIMITS: Limits = Limits { max_bytes: BUDGET, max_sub_filters: DEFAULT_MAX_SUB_FILTERS };
 
     fn grown() -> CuckooFilter {
         let mut filter = CuckooFilter::try_new(
@@ -252,7 +256,7 @@ mod tests {
         .unwrap();
         for index in 0..30 {
             assert_eq!(
-                filter.insert(CuckooHash::of(format!("item{index}").as_bytes()), BUDGET),
+                filter.insert(CuckooHash::of(format!("item{index}").as_bytes()), LIMITS),
                 Inserted::Added
             );
         }

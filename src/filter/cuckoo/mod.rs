@@ -23,7 +23,12 @@ pub const MAX_BUCKET_SIZE: u16 = 255;
 pub const MAX_EXPANSION: u16 = 32768;
 /// RedisBloom's default `CF_MAX_EXPANSIONS`: a filter with this many sub-filters takes no
 /// more items.
-pub const MAX_SUB_FILTERS: usize = 32;
+pub const DEFAULT_MAX_SUB_FILTERS: usize = 32;
+/// The most sub-filters a stored filter (a header, an RDB record) may have, and the highest
+/// limit a server may set. Commands never make more than the limit; a crafted header with
+/// tens of thousands of tiny sub-filters would make every lookup read them all and every
+/// compaction take seconds.
+pub const MAX_SUB_FILTERS: usize = 1024;
 /// Where RedisBloom stops asking for memory: bucket counts from 2^56 up are refused.
 const MAX_BUCKETS: u64 = 1 << 56;
 /// The odd constant of the alternate bucket (MurmurHash's `m`).
@@ -64,6 +69,14 @@ pub enum CuckooError {
     TooLarge,
     /// The allocator had no memory for it.
     OutOfMemory,
+}
+
+/// What an insert may grow the filter to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of slots, over all sub-filters.
+    pub max_bytes: usize,
+    pub max_sub_filters: usize,
 }
 
 /// What an insert did.
@@ -163,6 +176,7 @@ impl CuckooFilter {
     /// A filter of `next_pow2(capacity / bucket_size)` buckets (at least one), refused beyond
     /// `max_bytes`.
     pub fn try_new(params: CuckooParams, max_bytes: usize) -> Result<CuckooFilter, CuckooError> {
+        // The parsers allow neither 0; the bound keeps `% bucket_size` safe whatever the caller.
         let bucket_size = params.bucket_size.max(1);
         let buckets = next_power_of_two(params.capacity / u64::from(bucket_size)).max(1);
         let expansion =
@@ -222,9 +236,9 @@ impl CuckooFilter {
         self.sub_filters.first().map_or(0, SubFilter::buckets)
     }
 
-    /// Whether the sub-filter limit stops every insert.
-    pub fn at_sub_filter_limit(&self) -> bool {
-        self.sub_filters.len() >= MAX_SUB_FILTERS
+    /// Whether a limit of `max_sub_filters` stops every insert.
+    pub fn at_sub_filter_limit(&self, max_sub_filters: usize) -> bool {
+        self.sub_filters.len() >= max_sub_filters
     }
 
     /// Bytes of all the sub-filters' slots.
@@ -273,8 +287,8 @@ impl CuckooFilter {
 
     /// Stores the item, again if it is already there. Tries every sub-filter from the newest,
     /// then evicts in the newest, then grows by a sub-filter `expansion` times the last one,
-    /// within `max_bytes` and the sub-filter limit.
-    pub fn insert(&mut self, item: CuckooHash, max_bytes: usize) -> Inserted {
+    /// within `max_bytes` and `max_sub_filters`.
+    pub fn insert(&mut self, item: CuckooHash, limits: Limits) -> Inserted {
         let bucket_size = usize::from(self.bucket_size);
         for sub_filter in self.sub_filters.iter_mut().rev() {
             if sub_filter.store(item.buckets(sub_filter.buckets), item.fingerprint, bucket_size) {
@@ -286,24 +300,31 @@ impl CuckooFilter {
             self.items += 1;
             return Inserted::Added;
         }
-        if self.expansion == 0 || self.at_sub_filter_limit() {
+        if self.expansion == 0 || self.at_sub_filter_limit(limits.max_sub_filters) {
             return Inserted::NoRoom;
         }
         let buckets = self.first_buckets().checked_mul(
             u64::from(self.expansion).checked_pow(self.sub_filters.len() as u32).unwrap_or(u64::MAX),
         );
         match buckets {
-            Some(buckets) if self.push_sub_filter(buckets, max_bytes).is_ok() => self.insert(item, max_bytes),
+            Some(buckets) if self.push_sub_filter(buckets, limits.max_bytes).is_ok() => {
+                // An empty sub-filter has room in the item's bucket: this stores it there.
+                let bucket_size = usize::from(self.bucket_size);
+                let newest = self.sub_filters.last_mut().expect("just pushed");
+                newest.store(item.buckets(newest.buckets), item.fingerprint, bucket_size);
+                self.items += 1;
+                Inserted::Added
+            }
             _ => Inserted::NoRoom,
         }
     }
 
-    /// Adds the item unless it tests present: false when it did.
-    pub fn insert_new(&mut self, item: CuckooHash, max_bytes: usize) -> Option<Inserted> {
+    /// Adds the item unless it tests present: `None` when it did.
+    pub fn insert_new(&mut self, item: CuckooHash, limits: Limits) -> Option<Inserted> {
         if self.contains(item) {
             None
         } else {
-            Some(self.insert(item, max_bytes))
+            Some(self.insert(item, limits))
         }
     }
 
@@ -319,11 +340,8 @@ impl CuckooFilter {
         let mut carried = item.fingerprint;
         let mut bucket = item.hash & mask;
         let mut victim = 0;
-        let mut swaps = Vec::with_capacity(max_iterations);
         for _ in 0..max_iterations {
-            let slot = &mut newest.bucket_mut(bucket, bucket_size)[victim];
-            std::mem::swap(slot, &mut carried);
-            swaps.push((bucket, victim));
+            std::mem::swap(&mut newest.bucket_mut(bucket, bucket_size)[victim], &mut carried);
             bucket = alternate(bucket, carried) & mask;
             if let Some(empty) = newest.bucket_mut(bucket, bucket_size).iter_mut().find(|slot| **slot == 0) {
                 *empty = carried;
@@ -331,7 +349,11 @@ impl CuckooFilter {
             }
             victim = (victim + 1) % bucket_size;
         }
-        for (bucket, victim) in swaps.into_iter().rev() {
+        // The walk back needs no record of it: the alternate bucket of the fingerprint carried
+        // is the bucket it was swapped out of.
+        for _ in 0..max_iterations {
+            victim = (victim + bucket_size - 1) % bucket_size;
+            bucket = alternate(bucket, carried) & mask;
             std::mem::swap(&mut newest.bucket_mut(bucket, bucket_size)[victim], &mut carried);
         }
         false
@@ -428,6 +450,7 @@ mod tests {
     use super::*;
 
     const BUDGET: usize = 1 << 30;
+    const LIMITS: Limits = Limits { max_bytes: BUDGET, max_sub_filters: DEFAULT_MAX_SUB_FILTERS };
 
     fn filter(capacity: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> CuckooFilter {
         CuckooFilter::try_new(CuckooParams { capacity, bucket_size, max_iterations, expansion }, BUDGET)
@@ -458,14 +481,14 @@ mod tests {
         let mut fixed = filter(1024, 2, 20, 0);
         let same = item("x");
         for _ in 0..4 {
-            assert_eq!(fixed.insert(same, BUDGET), Inserted::Added);
+            assert_eq!(fixed.insert(same, LIMITS), Inserted::Added);
         }
-        assert_eq!(fixed.insert(same, BUDGET), Inserted::NoRoom);
+        assert_eq!(fixed.insert(same, LIMITS), Inserted::NoRoom);
         assert_eq!((fixed.items(), fixed.count(same)), (4, 4));
 
         let mut growing = filter(1024, 2, 20, 2);
         for _ in 0..5 {
-            assert_eq!(growing.insert(same, BUDGET), Inserted::Added);
+            assert_eq!(growing.insert(same, LIMITS), Inserted::Added);
         }
         assert_eq!(growing.sub_filters().len(), 2);
         assert_eq!(growing.sub_filters()[1].buckets(), 1024);
@@ -475,11 +498,11 @@ mod tests {
     fn a_failed_eviction_changes_nothing() {
         let mut full = filter(64, 2, 7, 0);
         let mut index = 0;
-        while full.insert(item(&format!("item{index}")), BUDGET) == Inserted::Added {
+        while full.insert(item(&format!("item{index}")), LIMITS) == Inserted::Added {
             index += 1;
         }
         let before: Vec<u8> = full.sub_filters()[0].bytes().to_vec();
-        assert_eq!(full.insert(item("one more"), BUDGET), Inserted::NoRoom);
+        assert_eq!(full.insert(item("one more"), LIMITS), Inserted::NoRoom);
         assert_eq!(full.sub_filters()[0].bytes(), &before[..]);
         for added in 0..index {
             assert!(full.contains(item(&format!("item{added}"))), "item{added}");
@@ -491,7 +514,7 @@ mod tests {
         let mut chain = filter(4, 1, 20, 1);
         let items: Vec<CuckooHash> = (0..40).map(|index| item(&format!("i{index}"))).collect();
         for &each in &items {
-            assert_eq!(chain.insert(each, BUDGET), Inserted::Added);
+            assert_eq!(chain.insert(each, LIMITS), Inserted::Added);
         }
         assert!(chain.sub_filters().len() > 1);
         let filters_before = chain.sub_filters().len();
@@ -515,7 +538,7 @@ mod tests {
         .unwrap();
         let same = item("same");
         let mut added = 0;
-        while small_budget.insert(same, 64) == Inserted::Added {
+        while small_budget.insert(same, Limits { max_bytes: 64, ..LIMITS }) == Inserted::Added {
             added += 1;
         }
         assert!(small_budget.data_bytes() <= 64 && added > 0);
