@@ -5,7 +5,7 @@
 //! The filter is RedisBloom's layout, so the RDB record is RedisBloom's too, written in its
 //! encoding version 4: an RDB holding cuckoo filters loads into RedisBloom as into this module.
 
-use crate::datatype::{describe, guarded, load_budget, RdbReader, BYTES_PER_FREE_EFFORT};
+use crate::datatype::{describe, guarded, load_budget, type_methods, RdbReader, BYTES_PER_FREE_EFFORT};
 use crate::filter::cuckoo::encoding::NEWEST_REDISBLOOM_VERSION;
 use crate::filter::cuckoo::CuckooFilter;
 use redis_module::native_types::RedisType;
@@ -16,27 +16,16 @@ use std::ptr;
 pub static CUCKOO_TYPE: RedisType = RedisType::new(
     "MBbloomCF",
     NEWEST_REDISBLOOM_VERSION,
-    raw::RedisModuleTypeMethods {
-        version: 3,
-        rdb_load: Some(rdb_load),
-        rdb_save: Some(rdb_save),
-        aof_rewrite: Some(aof_rewrite),
-        mem_usage: Some(mem_usage),
-        digest: Some(digest),
-        free: Some(free),
-        aux_load: None,
-        aux_save: None,
-        aux_save_triggers: 0,
-        free_effort: Some(free_effort),
-        unlink: None,
-        copy: Some(copy),
-        defrag: None,
-        mem_usage2: None,
-        free_effort2: None,
-        unlink2: None,
-        copy2: None,
-        aux_save2: None,
-    },
+    type_methods(
+        Some(rdb_load),
+        Some(rdb_save),
+        Some(aof_rewrite),
+        Some(mem_usage),
+        Some(digest),
+        Some(free),
+        Some(free_effort),
+        Some(copy),
+    ),
 );
 
 /// # Safety

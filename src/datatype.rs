@@ -31,29 +31,53 @@ pub(crate) const BYTES_PER_FREE_EFFORT: usize = 4096;
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
     ENCODING_VERSION,
+    type_methods(
+        Some(rdb_load),
+        Some(rdb_save),
+        Some(aof_rewrite),
+        Some(mem_usage),
+        Some(digest),
+        Some(free),
+        Some(free_effort),
+        Some(copy),
+    ),
+);
+
+/// A type's callbacks as Redis reads them. Method version 3 is the first with free_effort
+/// and copy (Redis 6.2); the later fields stay unset.
+#[allow(clippy::too_many_arguments)]
+pub(crate) const fn type_methods(
+    rdb_load: raw::RedisModuleTypeLoadFunc,
+    rdb_save: raw::RedisModuleTypeSaveFunc,
+    aof_rewrite: raw::RedisModuleTypeRewriteFunc,
+    mem_usage: raw::RedisModuleTypeMemUsageFunc,
+    digest: raw::RedisModuleTypeDigestFunc,
+    free: raw::RedisModuleTypeFreeFunc,
+    free_effort: raw::RedisModuleTypeFreeEffortFunc,
+    copy: raw::RedisModuleTypeCopyFunc,
+) -> raw::RedisModuleTypeMethods {
     raw::RedisModuleTypeMethods {
-        // Version 3 is the first with free_effort and copy (Redis 6.2); later fields stay unset.
         version: 3,
-        rdb_load: Some(rdb_load),
-        rdb_save: Some(rdb_save),
-        aof_rewrite: Some(aof_rewrite),
-        mem_usage: Some(mem_usage),
-        digest: Some(digest),
-        free: Some(free),
+        rdb_load,
+        rdb_save,
+        aof_rewrite,
+        mem_usage,
+        digest,
+        free,
         aux_load: None,
         aux_save: None,
         aux_save_triggers: 0,
-        free_effort: Some(free_effort),
+        free_effort,
         unlink: None,
-        copy: Some(copy),
+        copy,
         defrag: None,
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,
         copy2: None,
         aux_save2: None,
-    },
-);
+    }
+}
 
 /// Runs a callback, turning a panic into `fallback` and a log line instead of an abort.
 pub(crate) fn guarded<T>(what: &str, fallback: T, callback: impl FnOnce() -> T) -> T {

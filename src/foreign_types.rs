@@ -4,6 +4,7 @@
 //! than Redis's bare "no matching module type". No command creates such a value, and every
 //! load is refused, so no value of these types ever exists.
 
+use crate::datatype::type_methods;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
@@ -37,31 +38,11 @@ extern "C" fn never_saved(_rdb: *mut raw::RedisModuleIO, _value: *mut c_void) {}
 extern "C" fn never_held(_value: *mut c_void) {}
 
 const fn placeholder<const KIND: usize>() -> RedisType {
+    // As for MBbloom--: the first method version every supported server reads.
     RedisType::new(
         KINDS[KIND].0,
         0,
-        raw::RedisModuleTypeMethods {
-            // As for MBbloom--: the first version every supported server reads.
-            version: 3,
-            rdb_load: Some(refuse::<KIND>),
-            rdb_save: Some(never_saved),
-            aof_rewrite: None,
-            mem_usage: None,
-            digest: None,
-            free: Some(never_held),
-            aux_load: None,
-            aux_save: None,
-            aux_save_triggers: 0,
-            free_effort: None,
-            unlink: None,
-            copy: None,
-            defrag: None,
-            mem_usage2: None,
-            free_effort2: None,
-            unlink2: None,
-            copy2: None,
-            aux_save2: None,
-        },
+        type_methods(Some(refuse::<KIND>), Some(never_saved), None, None, None, Some(never_held), None, None),
     )
 }
 
