@@ -5,7 +5,10 @@
 //! The filter is RedisBloom's layout, so the RDB record is RedisBloom's too, written in its
 //! encoding version 4: an RDB holding cuckoo filters loads into RedisBloom as into this module.
 
-use crate::datatype::{describe, guarded, load_budget, type_methods, RdbReader, BYTES_PER_FREE_EFFORT};
+use crate::datatype::{
+    describe, digest_pieces, emit_loadchunks, guarded, load_budget, type_methods, RdbReader,
+    BYTES_PER_FREE_EFFORT,
+};
 use crate::filter::cuckoo::encoding::NEWEST_REDISBLOOM_VERSION;
 use crate::filter::cuckoo::CuckooFilter;
 use redis_module::native_types::RedisType;
@@ -74,26 +77,9 @@ extern "C" fn aof_rewrite(
     guarded("cuckoo aof_rewrite", (), || {
         // SAFETY: as in rdb_save.
         let filter = unsafe { cuckoo_ref(value) };
-        let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
-            return;
-        };
-        let emit_piece = |iterator: u64, bytes: &[u8]| unsafe {
-            emit(
-                aof,
-                c"CF.LOADCHUNK".as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                iterator as i64,
-                bytes.as_ptr(),
-                bytes.len(),
-            );
-        };
-        emit_piece(1, &filter.header());
-        let mut iterator = 1;
-        while let Some((next, chunk)) = filter.chunk(iterator) {
-            emit_piece(next, chunk);
-            iterator = next;
-        }
+        let header = filter.header();
+        let chunks = std::iter::successors(filter.chunk(1), |&(next, _)| filter.chunk(next));
+        emit_loadchunks(aof, key, c"CF.LOADCHUNK", std::iter::once((1, &header[..])).chain(chunks));
     })
 }
 
@@ -104,20 +90,13 @@ extern "C" fn mem_usage(value: *const c_void) -> usize {
 
 extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     guarded("cuckoo digest", (), || {
-        // SAFETY: as in rdb_save; the digest handle is live for the call.
+        // SAFETY: as in rdb_save.
         let filter = unsafe { cuckoo_ref(value) };
-        let (Some(add), Some(end)) = (unsafe { raw::RedisModule_DigestAddStringBuffer }, unsafe {
-            raw::RedisModule_DigestEndSequence
-        }) else {
-            return;
-        };
         let header = filter.header();
-        unsafe { add(md, header.as_ptr().cast(), header.len()) };
-        for sub_filter in filter.sub_filters() {
-            let bytes = sub_filter.bytes();
-            unsafe { add(md, bytes.as_ptr().cast(), bytes.len()) };
-        }
-        unsafe { end(md) };
+        digest_pieces(
+            md,
+            std::iter::once(&header[..]).chain(filter.sub_filters().iter().map(|sub| sub.bytes())),
+        );
     })
 }
 

@@ -12,7 +12,7 @@ use crate::filter::redisbloom::encoding::{self as redisbloom_encoding, RdbSource
 use crate::filter::Filter;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CStr};
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
@@ -294,25 +294,30 @@ extern "C" fn aof_rewrite(
     guarded("aof_rewrite", (), || {
         // SAFETY: as in rdb_save.
         let filter = unsafe { filter_ref(value) };
-        let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
-            return;
-        };
-        let emit_piece = |iterator: u64, bytes: &[u8]| unsafe {
-            emit(
-                aof,
-                c"BF.LOADCHUNK".as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                iterator as i64,
-                bytes.as_ptr(),
-                bytes.len(),
-            );
-        };
-        emit_piece(1, &filter.encode_header());
-        for (end, chunk) in filter.chunks() {
-            emit_piece(end + 1, chunk);
-        }
+        let header = filter.encode_header();
+        let chunks = filter.chunks().map(|(end, chunk)| (end + 1, chunk));
+        emit_loadchunks(aof, key, c"BF.LOADCHUNK", std::iter::once((1, &header[..])).chain(chunks));
     })
+}
+
+/// Writes `command key iterator data` to the AOF for every piece.
+pub(crate) fn emit_loadchunks<'a>(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    command: &CStr,
+    pieces: impl Iterator<Item = (u64, &'a [u8])>,
+) {
+    // SAFETY: reading a function pointer Redis set at module load.
+    let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
+        return;
+    };
+    for (iterator, bytes) in pieces {
+        // SAFETY: a live AOF handle and key for the rewrite callback; the format "slb" takes
+        // the key, an integer, and a buffer with its length.
+        unsafe {
+            emit(aof, command.as_ptr(), c"slb".as_ptr(), key, iterator as i64, bytes.as_ptr(), bytes.len());
+        }
+    }
 }
 
 extern "C" fn mem_usage(value: *const c_void) -> usize {
@@ -322,20 +327,27 @@ extern "C" fn mem_usage(value: *const c_void) -> usize {
 
 extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     guarded("digest", (), || {
-        // SAFETY: as in rdb_save; the digest handle is live for the call.
+        // SAFETY: as in rdb_save.
         let filter = unsafe { filter_ref(value) };
-        let (Some(add), Some(end)) = (unsafe { raw::RedisModule_DigestAddStringBuffer }, unsafe {
-            raw::RedisModule_DigestEndSequence
-        }) else {
-            return;
-        };
         let header = filter.encode_header();
-        unsafe { add(md, header.as_ptr().cast(), header.len()) };
-        for (_, chunk) in filter.chunks() {
-            unsafe { add(md, chunk.as_ptr().cast(), chunk.len()) };
-        }
-        unsafe { end(md) };
+        digest_pieces(md, std::iter::once(&header[..]).chain(filter.chunks().map(|(_, chunk)| chunk)));
     })
+}
+
+/// Adds the pieces to the digest as one value.
+pub(crate) fn digest_pieces<'a>(md: *mut raw::RedisModuleDigest, pieces: impl Iterator<Item = &'a [u8]>) {
+    // SAFETY: reading function pointers Redis set at module load.
+    let (Some(add), Some(end)) =
+        (unsafe { raw::RedisModule_DigestAddStringBuffer }, unsafe { raw::RedisModule_DigestEndSequence })
+    else {
+        return;
+    };
+    for piece in pieces {
+        // SAFETY: the digest handle is live for the callback; the piece is `len` bytes.
+        unsafe { add(md, piece.as_ptr().cast(), piece.len()) };
+    }
+    // SAFETY: as above.
+    unsafe { end(md) };
 }
 
 extern "C" fn free(value: *mut c_void) {
