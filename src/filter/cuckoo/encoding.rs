@@ -341,6 +341,19 @@ mod tests {
     }
 
     #[test]
+    fn counters_from_a_header_saturate_instead_of_wrapping() {
+        let mut header = grown().header();
+        header[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        header[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        let mut filter = CuckooFilter::from_header(&header, BUDGET).unwrap();
+        let item = CuckooHash::of(b"x");
+        assert_eq!(filter.insert(item, LIMITS), Inserted::Added);
+        assert_eq!(filter.items(), u64::MAX);
+        assert!(filter.delete(item));
+        assert_eq!(filter.deletes(), 0, "compacted: a chain with more deletes than a tenth of its items");
+    }
+
+    #[test]
     fn headers_that_describe_no_servable_filter_are_refused() {
         let good = grown().header();
         let with = |offset: usize, bytes: &[u8]| {

@@ -292,12 +292,12 @@ impl CuckooFilter {
         let bucket_size = usize::from(self.bucket_size);
         for sub_filter in self.sub_filters.iter_mut().rev() {
             if sub_filter.store(item.buckets(sub_filter.buckets), item.fingerprint, bucket_size) {
-                self.items += 1;
+                self.items = self.items.saturating_add(1);
                 return Inserted::Added;
             }
         }
         if self.evict_into_newest(item) {
-            self.items += 1;
+            self.items = self.items.saturating_add(1);
             return Inserted::Added;
         }
         if self.expansion == 0 || self.at_sub_filter_limit(limits.max_sub_filters) {
@@ -312,7 +312,7 @@ impl CuckooFilter {
                 let bucket_size = usize::from(self.bucket_size);
                 let newest = self.sub_filters.last_mut().expect("just pushed");
                 newest.store(item.buckets(newest.buckets), item.fingerprint, bucket_size);
-                self.items += 1;
+                self.items = self.items.saturating_add(1);
                 Inserted::Added
             }
             _ => Inserted::NoRoom,
@@ -381,7 +381,7 @@ impl CuckooFilter {
             return false;
         }
         self.items = self.items.saturating_sub(1);
-        self.deletes += 1;
+        self.deletes = self.deletes.saturating_add(1);
         if self.sub_filters.len() > 1 && self.deletes as f64 > self.items as f64 * COMPACTION_SHARE {
             self.compact(false);
         }
