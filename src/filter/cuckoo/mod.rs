@@ -193,8 +193,8 @@ impl CuckooFilter {
         Ok(filter)
     }
 
-    /// Appends an empty sub-filter, within the budget.
-    fn push_sub_filter(&mut self, buckets: u64, max_bytes: usize) -> Result<(), CuckooError> {
+    /// Appends an empty sub-filter, within the budget, and answers it.
+    fn push_sub_filter(&mut self, buckets: u64, max_bytes: usize) -> Result<&mut SubFilter, CuckooError> {
         if !buckets.is_power_of_two() || buckets >= MAX_BUCKETS {
             return Err(CuckooError::TooLarge);
         }
@@ -203,8 +203,9 @@ impl CuckooFilter {
         if total > max_bytes as u64 {
             return Err(CuckooError::TooLarge);
         }
+        let index = self.sub_filters.len();
         self.sub_filters.push(SubFilter::try_new(buckets, self.bucket_size)?);
-        Ok(())
+        Ok(&mut self.sub_filters[index])
     }
 
     pub fn sub_filters(&self) -> &[SubFilter] {
@@ -306,17 +307,14 @@ impl CuckooFilter {
         let buckets = self.first_buckets().checked_mul(
             u64::from(self.expansion).checked_pow(self.sub_filters.len() as u32).unwrap_or(u64::MAX),
         );
-        match buckets {
-            Some(buckets) if self.push_sub_filter(buckets, limits.max_bytes).is_ok() => {
-                // An empty sub-filter has room in the item's bucket: this stores it there.
-                let bucket_size = usize::from(self.bucket_size);
-                let newest = self.sub_filters.last_mut().expect("just pushed");
-                newest.store(item.buckets(newest.buckets), item.fingerprint, bucket_size);
-                self.items = self.items.saturating_add(1);
-                Inserted::Added
-            }
-            _ => Inserted::NoRoom,
-        }
+        let bucket_size = usize::from(self.bucket_size);
+        let Some(Ok(newest)) = buckets.map(|buckets| self.push_sub_filter(buckets, limits.max_bytes)) else {
+            return Inserted::NoRoom;
+        };
+        // An empty sub-filter has room in the item's bucket.
+        newest.store(item.buckets(newest.buckets), item.fingerprint, bucket_size);
+        self.items = self.items.saturating_add(1);
+        Inserted::Added
     }
 
     /// Adds the item unless it tests present: `None` when it did.
