@@ -55,8 +55,9 @@ fn on_both(test: impl Fn(Module)) {
 }
 
 /// An AOF without an RDB preamble: a rewrite then holds each module's own rewrite output
-/// (CF.LOADCHUNK commands), which is what the other module has to replay.
-const AOF: [&str; 4] = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"];
+/// (CF.LOADCHUNK commands), which is what the other module has to replay. Every write reaches
+/// the file before its reply, since the files are copied while their server runs.
+const AOF: [&str; 6] = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"];
 
 const NO_MEMORY: &str = "ERR Insufficient memory to create filter";
 const MAX_EXPANSIONS: &str = "Maximum expansions reached";

@@ -225,7 +225,9 @@ fn a_redisbloom_rdb_loads_and_every_filter_answers_as_before() {
 
 #[test]
 fn a_redisbloom_aof_replays_including_commands_after_the_rewrite() {
-    let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"];
+    // Every write reaches the file before its reply: the file is copied while the server runs,
+    // and with `everysec` a write can wait behind a slow fsync.
+    let config = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"];
     let (theirs, kinds) = redisbloom_with_catalogue(&config);
     let mut con = theirs.connection();
     ok(&mut con, &["BGREWRITEAOF"]);
@@ -286,7 +288,7 @@ fn scandump_streams_from_redisbloom_load_with_loadchunk() {
 #[test]
 fn filters_go_back_to_redisbloom_by_scandump_and_by_aof() {
     let (theirs, kinds) = redisbloom_with_catalogue(&[]);
-    let aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"];
+    let aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"];
     let ours = Server::start_with(&[], &aof);
     let (mut their_con, mut our_con) = (theirs.connection(), ours.connection());
     for kind in &kinds {
