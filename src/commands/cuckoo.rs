@@ -108,18 +108,22 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
     for (index, item) in items.into_iter().enumerate() {
         let outcome =
             if only_new { filter.insert_new(item, limits) } else { Some(filter.insert(item, limits)) };
-        match outcome {
-            Some(Inserted::Added) => added.push(call.arg(first_item + index)),
-            Some(Inserted::NoRoom) => refused = true,
-            None => {}
-        }
-        match (outcome, only_new, resp3) {
-            (None, _, _) => call.reply_integer(0),
-            (Some(Inserted::Added), true, _) | (Some(Inserted::Added), false, false) => call.reply_integer(1),
-            (Some(Inserted::NoRoom), true, _) | (Some(Inserted::NoRoom), false, false) => {
-                call.reply_integer(-1)
+        let answer = match outcome {
+            Some(Inserted::Added) => {
+                added.push(call.arg(first_item + index));
+                1
             }
-            (Some(inserted), false, true) => call.reply_bool(inserted == Inserted::Added),
+            Some(Inserted::NoRoom) => {
+                refused = true;
+                -1
+            }
+            None => 0,
+        };
+        // RedisBloom answers CF.INSERT with booleans under RESP3, CF.INSERTNX with integers.
+        if resp3 && !only_new {
+            call.reply_bool(answer == 1);
+        } else {
+            call.reply_integer(answer);
         }
     }
     if !refused {
