@@ -44,7 +44,8 @@ def dump(sock, key, family="BF"):
 
 def cuckoo_seeds(sock):
     """The cuckoo target's seeds: filters as SCANDUMP gives them (RedisBloom's bytes, which
-    this module keeps), as header-and-chunks input and as RDB records of versions 2 and 4."""
+    this module keeps, and wide filters' longer headers), as header-and-chunks input and as RDB
+    records of versions 2 and 4 (wide: the fingerprint bits first, in version 1)."""
     unsigned = lambda value: b"\0" + struct.pack("<Q", value)
     string = lambda data: b"\2" + struct.pack("<H", len(data)) + data
     filters = {
@@ -52,6 +53,8 @@ def cuckoo_seeds(sock):
         "cf-grown": ("8", "EXPANSION", "2", "MAXITERATIONS", "7"),
         "cf-buckets4": ("32", "BUCKETSIZE", "4"),
         "cf-fixed": ("16", "BUCKETSIZE", "1", "EXPANSION", "0"),
+        "cf-wide16": ("16", "ERROR", "0.001", "EXPANSION", "2"),
+        "cf-wide32": ("32", "ERROR", "1e-6"),
     }
     for name, options in filters.items():
         command(sock, "DEL", name)
@@ -64,15 +67,23 @@ def cuckoo_seeds(sock):
         command(sock, "CF.DEL", name, f"{name}0")
         pieces = dump(sock, name, "CF")
         header = pieces[0][1]
+        wide = len(header) == 40
         chunks = b"".join(struct.pack("<QH", iterator, len(data)) + data for iterator, data in pieces[1:])
-        write("cuckoo", name, b"\0" + header + chunks)
-        items, buckets, deletes, count, bucket, iterations, expansion = struct.unpack("<QQQQHHH", header)
-        record = bytes([1, 4]) + b"".join(unsigned(v) for v in (count, buckets, items, deletes, bucket, iterations, expansion))
-        record += b"".join(unsigned(len(data) // bucket) + string(data) for _, data in pieces[1:])
-        write("cuckoo", f"{name}-rdb-v4", record)
-        if bucket == 2 and count == 1:
+        write("cuckoo", name, (b"\2" if wide else b"\0") + header + chunks)
+        items, buckets, deletes, count, bucket, iterations, expansion = struct.unpack_from("<QQQQHHH", header)
+        fields = b"".join(unsigned(v) for v in (count, buckets, items, deletes, bucket, iterations, expansion))
+        if wide:
+            (bits,) = struct.unpack_from("<H", header, 38)
+            record = bytes([3, 1]) + unsigned(bits) + fields
+            slot_bytes = bits // 8
+        else:
+            record = bytes([1, 4]) + fields
+            slot_bytes = 1
+        record += b"".join(unsigned(len(data) // (bucket * slot_bytes)) + string(data) for _, data in pieces[1:])
+        write("cuckoo", f"{name}-rdb-wide" if wide else f"{name}-rdb-v4", record)
+        if bucket == 2 and count == 1 and not wide:
             write("cuckoo", f"{name}-rdb-v2", bytes([1, 2]) + unsigned(count) + unsigned(buckets) + unsigned(items) + string(pieces[1][1]))
-        write("cuckoo", f"{name}-truncated", (b"\0" + header + chunks)[: 20 + len(chunks) // 2])
+        write("cuckoo", f"{name}-truncated", ((b"\2" if wide else b"\0") + header + chunks)[: 20 + len(chunks) // 2])
 
 
 def write(target, name, data):
@@ -162,6 +173,8 @@ def main(port):
     for name, line in {
         "cf-reserve": "16 BUCKETSIZE 4 MAXITERATIONS 7 EXPANSION 3",
         "cf-insert": "CAPACITY 100 NOCREATE ITEMS a b",
+        "cf-reserve-error": "1000 ERROR 0.001 BUCKETSIZE 2",
+        "cf-insert-error": "ERROR 1e-6 CAPACITY 100 ITEMS a",
         "reserve": "0.01 100 EXPANSION 4",
         "nonscaling": "0.001 5000 NONSCALING",
         "insert": "CAPACITY 1000 ERROR 0.01 EXPANSION 2 ITEMS a b c",

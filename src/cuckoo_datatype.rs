@@ -1,16 +1,21 @@
-//! The `MBbloomCF` data type: how Redis saves, loads, rewrites, digests, measures, copies and
-//! frees a cuckoo filter. As for `MBbloom--`, every callback runs inside a panic guard and
+//! The cuckoo filter data types: how Redis saves, loads, rewrites, digests, measures, copies
+//! and frees a cuckoo filter. As for `MBbloom--`, every callback runs inside a panic guard and
 //! every read is checked.
 //!
-//! The filter is RedisBloom's layout, so the RDB record is RedisBloom's too, written in its
-//! encoding version 4: an RDB holding cuckoo filters loads into RedisBloom as into this module.
+//! Filters of 8-bit fingerprints are RedisBloom's `MBbloomCF`, and their RDB record is
+//! RedisBloom's too, written in its encoding version 4: an RDB holding them loads into
+//! RedisBloom as into this module. Wider filters, which RedisBloom cannot hold, are a type of
+//! their own, `rbCF-wide`: RedisBloom meeting one in an RDB or a RESTORE refuses it by its type
+//! name ("no matching module type") instead of misreading it. Both types share every callback
+//! but the RDB load.
 
 use crate::datatype::{
     describe, digest_pieces, emit_loadchunks, guarded, load_budget, type_methods, RdbReader,
     BYTES_PER_FREE_EFFORT,
 };
-use crate::filter::cuckoo::encoding::NEWEST_REDISBLOOM_VERSION;
+use crate::filter::cuckoo::encoding::{NEWEST_REDISBLOOM_VERSION, WIDE_VERSION};
 use crate::filter::cuckoo::CuckooFilter;
+use crate::filter::encoding::DecodeError;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
@@ -30,6 +35,30 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
         Some(copy),
     ),
 );
+
+pub static WIDE_CUCKOO_TYPE: RedisType = RedisType::new(
+    "rbCF-wide",
+    WIDE_VERSION,
+    type_methods(
+        Some(wide_rdb_load),
+        Some(rdb_save),
+        Some(aof_rewrite),
+        Some(mem_usage),
+        Some(digest),
+        Some(free),
+        Some(free_effort),
+        Some(copy),
+    ),
+);
+
+/// The type a filter is stored as: RedisBloom's when RedisBloom can hold it.
+pub fn type_of(filter: &CuckooFilter) -> &'static RedisType {
+    if filter.width().is_redisbloom() {
+        &CUCKOO_TYPE
+    } else {
+        &WIDE_CUCKOO_TYPE
+    }
+}
 
 /// # Safety
 /// `value` is a pointer this module stored: a live `Box<CuckooFilter>`.
@@ -55,15 +84,32 @@ extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
 
 extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
     guarded("cuckoo rdb_load", ptr::null_mut(), || {
-        match CuckooFilter::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb)) {
-            Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
-            Err(error) => {
-                let reason = describe(error, &format!("cuckoo filter, encoding version {encoding_version}"));
-                redis_module::logging::log_warning(format!("redbloom: refusing a stored filter: {reason}"));
-                ptr::null_mut()
-            }
-        }
+        loaded(
+            CuckooFilter::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb)),
+            &format!("cuckoo filter, encoding version {encoding_version}"),
+        )
     })
+}
+
+extern "C" fn wide_rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
+    guarded("wide cuckoo rdb_load", ptr::null_mut(), || {
+        loaded(
+            CuckooFilter::load_wide_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb)),
+            &format!("wide cuckoo filter, encoding version {encoding_version}"),
+        )
+    })
+}
+
+/// The value Redis keeps, or null (and a log line) for a record refused.
+fn loaded(filter: Result<CuckooFilter, DecodeError>, what: &str) -> *mut c_void {
+    match filter {
+        Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
+        Err(error) => {
+            let reason = describe(error, what);
+            redis_module::logging::log_warning(format!("redbloom: refusing a stored filter: {reason}"));
+            ptr::null_mut()
+        }
+    }
 }
 
 /// The AOF gets CF.LOADCHUNK of the header, then one per SCANDUMP chunk (at most 16 MiB):
@@ -79,7 +125,7 @@ extern "C" fn aof_rewrite(
         let filter = unsafe { cuckoo_ref(value) };
         let header = filter.header();
         let chunks = std::iter::successors(filter.chunk(1), |&(next, _)| filter.chunk(next));
-        emit_loadchunks(aof, key, c"CF.LOADCHUNK", std::iter::once((1, &header[..])).chain(chunks));
+        emit_loadchunks(aof, key, c"CF.LOADCHUNK", std::iter::once((1, header.as_bytes())).chain(chunks));
     })
 }
 
@@ -95,7 +141,7 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
         let header = filter.header();
         digest_pieces(
             md,
-            std::iter::once(&header[..]).chain(filter.sub_filters().iter().map(|sub| sub.bytes())),
+            std::iter::once(header.as_bytes()).chain(filter.sub_filters().iter().map(|sub| sub.bytes())),
         );
     })
 }

@@ -1,14 +1,17 @@
 //! Opening a key and finding the filter in it: a Bloom filter (`MBbloom--`) or a cuckoo
-//! filter (`MBbloomCF`).
+//! filter (`MBbloomCF`, or `rbCF-wide` for wider fingerprints).
 
 use crate::commands::BfError;
-use crate::cuckoo_datatype::CUCKOO_TYPE;
+use crate::cuckoo_datatype::{self, CUCKOO_TYPE, WIDE_CUCKOO_TYPE};
 use crate::datatype::BLOOM_TYPE;
 use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::Filter;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
+
+/// Both types hold a `CuckooFilter`; which one a filter gets depends on its width alone.
+static CUCKOO_TYPES: [&RedisType; 2] = [&CUCKOO_TYPE, &WIDE_CUCKOO_TYPE];
 
 /// An open key, closed when dropped.
 pub struct Key {
@@ -34,32 +37,33 @@ impl Key {
     /// `Ok(None)` for a missing key, `Err(WrongType)` for a key of another type.
     pub fn filter(&self) -> Result<Option<&Filter>, BfError> {
         // SAFETY: see `value`.
-        self.value(&BLOOM_TYPE).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<Filter>() }))
+        self.value(&[&BLOOM_TYPE]).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<Filter>() }))
     }
 
     pub fn filter_mut(&mut self) -> Result<Option<&mut Filter>, BfError> {
         // SAFETY: see `value`.
-        self.value(&BLOOM_TYPE).map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<Filter>() }))
+        self.value(&[&BLOOM_TYPE]).map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<Filter>() }))
     }
 
     /// As [`filter`](Self::filter), for a cuckoo filter.
     pub fn cuckoo(&self) -> Result<Option<&CuckooFilter>, BfError> {
         // SAFETY: see `value`.
-        self.value(&CUCKOO_TYPE).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<CuckooFilter>() }))
+        self.value(&CUCKOO_TYPES)
+            .map(|value| value.map(|pointer| unsafe { &*pointer.cast::<CuckooFilter>() }))
     }
 
     pub fn cuckoo_mut(&mut self) -> Result<Option<&mut CuckooFilter>, BfError> {
         // SAFETY: see `value`.
-        self.value(&CUCKOO_TYPE)
+        self.value(&CUCKOO_TYPES)
             .map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<CuckooFilter>() }))
     }
 
-    /// The raw value pointer, after checking the key's type.
+    /// The raw value pointer, after checking that the key holds one of the `expected` types.
     ///
     /// SAFETY of the callers' dereference: a value of BLOOM_TYPE is always a `Box<Filter>`,
-    /// and one of CUCKOO_TYPE a `Box<CuckooFilter>`, stored by `store`/`store_cuckoo`, owned
-    /// by Redis until its free callback runs, which cannot happen while this key is open.
-    fn value(&self, expected: &RedisType) -> Result<Option<*mut c_void>, BfError> {
+    /// and one of the CUCKOO_TYPES a `Box<CuckooFilter>`, stored by `store`/`store_cuckoo`,
+    /// owned by Redis until its free callback runs, which cannot happen while this key is open.
+    fn value(&self, expected: &[&RedisType]) -> Result<Option<*mut c_void>, BfError> {
         if self.key.is_null() {
             return Ok(None);
         }
@@ -72,7 +76,7 @@ impl Key {
             }
             let value_type = raw::RedisModule_ModuleTypeGetType.map_or(std::ptr::null_mut(), |f| f(self.key));
             if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-                || value_type != *expected.raw_type.borrow()
+                || !expected.iter().any(|expected| value_type == *expected.raw_type.borrow())
             {
                 return Err(BfError::WrongType);
             }
@@ -97,8 +101,9 @@ impl Key {
 
     /// Stores a new cuckoo filter in this (empty, writable) key.
     pub fn store_cuckoo(&mut self, filter: CuckooFilter) -> Result<(), BfError> {
+        let value_type = cuckoo_datatype::type_of(&filter);
         let value = Box::into_raw(Box::new(filter));
-        if self.set_value(&CUCKOO_TYPE, value.cast()) {
+        if self.set_value(value_type, value.cast()) {
             Ok(())
         } else {
             // SAFETY: Redis did not take the value, so this is the only owner.

@@ -14,7 +14,7 @@ mod foreign_types;
 mod keyspace;
 mod metrics;
 
-use cuckoo_datatype::CUCKOO_TYPE;
+use cuckoo_datatype::{CUCKOO_TYPE, WIDE_CUCKOO_TYPE};
 use datatype::BLOOM_TYPE;
 use foreign_types::{COUNT_MIN_TYPE, TOP_K_TYPE, T_DIGEST_TYPE};
 use redis_module::configuration::{
@@ -64,7 +64,9 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     let args = decode_args(ctx, argv, argc);
     // A panic here would unwind into Redis; failing the load is the safe answer.
     let status = catch_unwind(AssertUnwindSafe(|| {
-        for data_type in [&BLOOM_TYPE, &CUCKOO_TYPE, &COUNT_MIN_TYPE, &TOP_K_TYPE, &T_DIGEST_TYPE] {
+        for data_type in
+            [&BLOOM_TYPE, &CUCKOO_TYPE, &WIDE_CUCKOO_TYPE, &COUNT_MIN_TYPE, &TOP_K_TYPE, &T_DIGEST_TYPE]
+        {
             if data_type.create_data_type(ctx).is_err() {
                 return Status::Err;
             }

@@ -1,6 +1,10 @@
 //! CF.* workloads: CF.EXISTS and CF.ADD one item per call, CF.MEXISTS 100, CF.DEL of the
-//! items just added, on cuckoo filters of 8 MiB and 1 GiB with 40% of their slots taken (a
-//! cuckoo filter of bucket size 2 refuses its first item near 48%).
+//! items just added, on cuckoo filters reserved for 12 million items (16 MiB, the buckets
+//! being a power of two) and of 1 GiB, with 25% of their slots taken. Not half: a filter of
+//! bucket size 2 and 20 iterations refuses its first item at 34-40% of its slots (`efficiency`
+//! measures it) and then grows a second sub-filter, which every absent item's lookup also reads;
+//! the workloads' adds come on top of the fill. Each round checks the filter is still one
+//! sub-filter.
 //!
 //! Both modules keep RedisBloom's layout, so the large filter is filled the same way in each:
 //! a header and chunks of random fingerprints through CF.LOADCHUNK, then real members added.
@@ -14,24 +18,45 @@ use std::time::Instant;
 
 pub struct CuckooSize {
     pub name: &'static str,
-    /// Slots: buckets of two.
+    /// As CF.RESERVE is asked for it.
     pub capacity: u64,
     /// Too large to fill item by item within minutes.
     pub synthetic_fill: bool,
 }
 
+impl CuckooSize {
+    /// What CF.RESERVE makes of the capacity: buckets of two, a power of two of them.
+    pub fn slots(&self) -> u64 {
+        (self.capacity / 2).next_power_of_two() * 2
+    }
+}
+
 pub const SIZES: [CuckooSize; 2] = [
-    CuckooSize { name: "CF 8MB", capacity: 1 << 23, synthetic_fill: false },
+    CuckooSize { name: "CF 12M (16MB)", capacity: 12_000_000, synthetic_fill: false },
     CuckooSize { name: "CF 1GB", capacity: 1 << 30, synthetic_fill: true },
 ];
 
 /// The share of slots taken before the workloads run.
-const FILL: f64 = 0.4;
+const FILL: f64 = 0.25;
 /// Members added for real to a synthetic filter, so member lookups are true.
 const SYNTHETIC_MEMBERS: usize = 200_000;
 const CHUNK_BYTES: usize = 16 << 20;
 
-pub fn run(target: &mut Target, size: &CuckooSize, rounds: usize) -> Vec<Measurement> {
+/// Per round: µs per call, and client items per second.
+type Samples = Vec<(f64, f64)>;
+
+/// One target's filter of one size, and what the rounds run on it so far measured.
+pub struct Filled<'a> {
+    size: &'a CuckooSize,
+    target: String,
+    key: String,
+    members: usize,
+    /// Per workload: items per call, and its samples.
+    samples: Vec<(&'static str, usize, Samples)>,
+}
+
+/// Empties the target's server and fills its filter of `size`, for rounds to run on.
+pub fn prepare<'a>(target: &mut Target, size: &'a CuckooSize) -> Filled<'a> {
     let key = format!("bench:{}", size.name);
     let name = target.name.clone();
     let con = target.connection();
@@ -39,15 +64,20 @@ pub fn run(target: &mut Target, size: &CuckooSize, rounds: usize) -> Vec<Measure
     let started = Instant::now();
     let members = if size.synthetic_fill { synthetic_fill(con, &key, size) } else { fill(con, &key, size) };
     eprintln!("   {name}: {} filled in {:.1} s", size.name, started.elapsed().as_secs_f64());
-    let mut samples: Vec<(&'static str, usize, Vec<(f64, f64)>)> = Vec::new();
-    for round in 0..rounds {
+    Filled { size, target: name, key, members, samples: Vec::new() }
+}
+
+impl Filled<'_> {
+    /// Runs every workload once on `target`, the one this filter was prepared on.
+    pub fn round(&mut self, target: &mut Target, round: usize) {
+        let members = self.members;
         let mixed = |calls: usize, per_call: usize| -> Vec<Vec<String>> {
             (0..calls)
                 .map(|call| {
                     (0..per_call)
                         .map(|i| {
                             let n = call * per_call + i;
-                            if n % 2 == 0 {
+                            if n.is_multiple_of(2) {
                                 format!("m:{}", (n * 7919) % members)
                             } else {
                                 format!("absent:{round}:{n}")
@@ -65,34 +95,51 @@ pub fn run(target: &mut Target, size: &CuckooSize, rounds: usize) -> Vec<Measure
             // Deletes only what was added, as cuckoo filters require.
             ("CF.DEL", "cf.del", 1, added),
         ];
+        let con = target.connection();
         for (workload, stat, per_call, calls) in runs {
-            let sample = timed(con, stat, &key, &calls, &[workload], per_call);
-            match samples.iter_mut().find(|(name, _, _)| *name == workload) {
+            let sample = timed(con, stat, &self.key, &calls, &[workload], per_call);
+            match self.samples.iter_mut().find(|(name, _, _)| *name == workload) {
                 Some((_, _, list)) => list.push(sample),
-                None => samples.push((workload, per_call, vec![sample])),
+                None => self.samples.push((workload, per_call, vec![sample])),
             }
         }
+        let info = common::call(con, &["CF.INFO", &self.key]).expect("CF.INFO");
+        let redis::Value::Array(fields) = info else { panic!("CF.INFO: {info:?}") };
+        let sub_filters =
+            fields.iter().position(|field| *field == redis::Value::SimpleString("Number of filters".into()));
+        assert_eq!(
+            sub_filters.and_then(|at| fields.get(at + 1)),
+            Some(&redis::Value::Int(1)),
+            "{}: {} grew past one sub-filter in round {round}: the workloads would measure a chain",
+            self.target,
+            self.size.name
+        );
     }
-    samples
-        .into_iter()
-        .map(|(workload, items_per_call, list)| Measurement {
-            target: name.clone(),
-            size: size.name,
-            workload,
-            items_per_call,
-            usec_per_call: median(list.iter().map(|s| s.0).collect()),
-            items_per_second: median(list.iter().map(|s| s.1).collect()),
-            bytes_per_item: None,
-            false_positive_rate: None,
-            fill: if size.synthetic_fill { "synthetic, 40% of slots" } else { "40% of slots" },
-        })
-        .collect()
+
+    /// Medians over the rounds run.
+    pub fn measurements(self) -> Vec<Measurement> {
+        let size = self.size;
+        self.samples
+            .into_iter()
+            .map(|(workload, items_per_call, list)| Measurement {
+                target: self.target.clone(),
+                size: size.name,
+                workload,
+                items_per_call,
+                usec_per_call: median(list.iter().map(|s| s.0).collect()),
+                items_per_second: median(list.iter().map(|s| s.1).collect()),
+                bytes_per_item: None,
+                false_positive_rate: None,
+                fill: if size.synthetic_fill { "synthetic, 25% of slots" } else { "25% of slots" },
+            })
+            .collect()
+    }
 }
 
-/// Reserves the filter and adds `m:0` .. until 40% of its slots are taken.
+/// Reserves the filter and adds `m:0` .. until a quarter of its slots are taken.
 fn fill(con: &mut redis::Connection, key: &str, size: &CuckooSize) -> usize {
     command(con, &["CF.RESERVE", key, &size.capacity.to_string()]);
-    let members = (size.capacity as f64 * FILL) as usize;
+    let members = (size.slots() as f64 * FILL) as usize;
     add_members(con, key, members);
     members
 }
@@ -110,10 +157,11 @@ fn add_members(con: &mut redis::Connection, key: &str, count: usize) {
 }
 
 /// RedisBloom's 38-byte header of a one-sub-filter filter (bucket size 2, 20 iterations,
-/// expansion 1), then its slots in 16 MiB chunks, 40% of them holding random fingerprints.
+/// expansion 1), then its slots in 16 MiB chunks, a quarter of them holding random fingerprints.
 fn synthetic_fill(con: &mut redis::Connection, key: &str, size: &CuckooSize) -> usize {
-    let buckets = size.capacity / 2;
-    let items = (size.capacity as f64 * FILL) as u64;
+    let slots = size.slots();
+    let buckets = slots / 2;
+    let items = (slots as f64 * FILL) as u64;
     let mut header = Vec::with_capacity(38);
     for word in [items, buckets, 0, 1] {
         header.extend_from_slice(&word.to_le_bytes());
@@ -135,8 +183,8 @@ fn synthetic_fill(con: &mut redis::Connection, key: &str, size: &CuckooSize) -> 
         })
         .collect();
     let mut offset = 0u64;
-    while offset < size.capacity {
-        let len = (size.capacity - offset).min(CHUNK_BYTES as u64) as usize;
+    while offset < slots {
+        let len = (slots - offset).min(CHUNK_BYTES as u64) as usize;
         load_chunk(con, key, offset + len as u64 + 1, &chunk[..len]);
         offset += len as u64;
     }
@@ -155,7 +203,9 @@ fn load_chunk(con: &mut redis::Connection, key: &str, iterator: u64, data: &[u8]
 /// false-positive rate measured on it: the deletable filter's price.
 pub struct CuckooEfficiency {
     pub target: String,
-    pub bucket_size: u16,
+    /// The CF.RESERVE options that made it.
+    pub options: String,
+    pub bucket_size: i64,
     pub items: usize,
     pub measured_rate: f64,
     pub bits_per_item: f64,
@@ -165,19 +215,26 @@ pub struct CuckooEfficiency {
 const EFFICIENCY_SLOTS: u64 = 1 << 20;
 const EFFICIENCY_PROBES: usize = 2_000_000;
 
-pub fn efficiency(target: &mut Target) -> Vec<CuckooEfficiency> {
+/// RedisBloom's bucket sizes 1, 2 and 4 on every target; with `error_rates`, also filters
+/// made with redbloom's ERROR (16-bit fingerprints; 32-bit ones are too rare a false positive
+/// to measure in 2M probes).
+pub fn efficiency(target: &mut Target, error_rates: bool) -> Vec<CuckooEfficiency> {
     let name = target.name.clone();
     let con = target.connection();
-    [1u16, 2, 4]
+    let mut filters: Vec<Vec<&str>> = [["BUCKETSIZE", "1"], ["BUCKETSIZE", "2"], ["BUCKETSIZE", "4"]]
+        .iter()
+        .map(|options| options.to_vec())
+        .collect();
+    if error_rates {
+        filters.extend([vec!["ERROR", "0.01"], vec!["ERROR", "0.0002"]]);
+    }
+    filters
         .into_iter()
-        .map(|bucket_size| {
+        .map(|options| {
             command(con, &["FLUSHALL"]);
             let key = "cuckoo-efficiency";
             let slots = EFFICIENCY_SLOTS.to_string();
-            command(
-                con,
-                &["CF.RESERVE", key, &slots, "BUCKETSIZE", &bucket_size.to_string(), "EXPANSION", "0"],
-            );
+            command(con, &[&["CF.RESERVE", key, &slots, "EXPANSION", "0"][..], &options[..]].concat());
             let mut items = 0;
             loop {
                 let batch: Vec<String> = (items..items + 1000).map(|i| format!("e:{i}")).collect();
@@ -210,8 +267,16 @@ pub fn efficiency(target: &mut Target) -> Vec<CuckooEfficiency> {
             }
             let measured_rate = found as f64 / EFFICIENCY_PROBES as f64;
             let bytes = common::int(con, &["MEMORY", "USAGE", key]) as f64;
+            let redis::Value::Array(info) = common::call(con, &["CF.INFO", key]).expect("CF.INFO") else {
+                panic!("CF.INFO")
+            };
+            let bucket_size = match info.get(11) {
+                Some(redis::Value::Int(size)) => *size,
+                other => panic!("CF.INFO's bucket size: {other:?}"),
+            };
             CuckooEfficiency {
                 target: name.clone(),
+                options: options.join(" "),
                 bucket_size,
                 items,
                 measured_rate,

@@ -157,13 +157,14 @@ impl Report {
                 out,
                 "\nCuckoo filters of 2^20 slots filled until their first refusal, 2M probes, against a Bloom filter of the measured rate:\n"
             );
-            let _ = writeln!(out, "| module | bucket size | items held | measured rate | bits/item | Bloom bits/item at that rate | ratio |");
-            let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+            let _ = writeln!(out, "| module | CF.RESERVE options | bucket size | items held | measured rate | bits/item | Bloom bits/item at that rate | ratio |");
+            let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
             for e in &self.cuckoo_efficiency {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {:.3e} | {:.2} | {:.2} | {:.2} |",
+                    "| {} | {} | {} | {} | {:.3e} | {:.2} | {:.2} | {:.2} |",
                     e.target,
+                    e.options,
                     e.bucket_size,
                     e.items,
                     e.measured_rate,
@@ -317,8 +318,9 @@ impl Report {
             .iter()
             .map(|e| {
                 format!(
-                    "{{\"target\":{:?},\"bucket_size\":{},\"items\":{},\"measured_rate\":{},\"bits_per_item\":{},\"bloom_bits_per_item\":{}}}",
+                    "{{\"target\":{:?},\"options\":{:?},\"bucket_size\":{},\"items\":{},\"measured_rate\":{},\"bits_per_item\":{},\"bloom_bits_per_item\":{}}}",
                     e.target,
+                    e.options,
                     e.bucket_size,
                     e.items,
                     number(e.measured_rate),

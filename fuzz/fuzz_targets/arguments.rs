@@ -44,7 +44,9 @@ fuzz_target!(|data: &[u8]| {
     args[0] = b"CF.INSERT";
     if let Ok(insert) = parse::cuckoo_insert(&args) {
         assert!(insert.first_item >= 3 && insert.first_item < args.len(), "INSERT needs an item");
-        assert!(insert.capacity.is_none_or(|capacity| capacity >= 4));
+        assert!(insert.params.capacity >= 2 * u64::from(insert.params.bucket_size));
+        let rate_is_an_argument = insert.rate_arg.is_none_or(|index| index > 2 && index < insert.first_item);
+        assert!(rate_is_an_argument && (insert.rate_arg.is_some() || insert.params.width.is_redisbloom()));
     }
     for piece in &pieces {
         let _ = parse::integer(piece);

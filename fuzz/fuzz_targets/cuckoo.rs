@@ -1,9 +1,12 @@
 //! Every cuckoo-filter decoder: the CF.LOADCHUNK header and chunks, and the RDB record of
-//! RedisBloom's encoding versions 0 to 4. Input: a mode byte, then
+//! RedisBloom's encoding versions 0 to 4, and both for wide fingerprints. Input: a mode byte
+//! (taken modulo 4), then
 //! - mode 0: a 38-byte header, then chunks, each an iterator (8 bytes), a 2-byte length and
 //!   the data;
 //! - mode 1: the RDB version, then values, each a tag (0 unsigned, 2 string) and its bytes
-//!   (8, or a 2-byte length and the string).
+//!   (8, or a 2-byte length and the string);
+//! - mode 2: as mode 0 with a 40-byte (wide) header;
+//! - mode 3: as mode 1, read as a wide filter's record.
 //!
 //! Whatever loads is a working filter: it takes items, finds them, deletes them, compacts, and
 //! its SCANDUMP rebuilds it byte for byte.
@@ -11,7 +14,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use redbloom_fuzz::filter::bits::ByteArray;
-use redbloom_fuzz::filter::cuckoo::encoding::HEADER_BYTES;
+use redbloom_fuzz::filter::cuckoo::encoding::{HEADER_BYTES, WIDE_HEADER_BYTES};
 use redbloom_fuzz::filter::cuckoo::{CuckooFilter, CuckooHash, Inserted, Limits, DEFAULT_MAX_SUB_FILTERS};
 use redbloom_fuzz::filter::encoding::DecodeError;
 use redbloom_fuzz::filter::redisbloom::encoding::RdbSource;
@@ -56,8 +59,8 @@ impl RdbSource for Input<'_> {
     }
 }
 
-fn from_chunks(input: &mut Input) -> Option<CuckooFilter> {
-    let mut filter = CuckooFilter::from_header(input.take(HEADER_BYTES)?, FUZZ_BUDGET).ok()?;
+fn from_chunks(input: &mut Input, header_bytes: usize) -> Option<CuckooFilter> {
+    let mut filter = CuckooFilter::from_header(input.take(header_bytes)?, FUZZ_BUDGET).ok()?;
     while let Some(iterator) = input.take(8) {
         let iterator = u64::from_le_bytes(iterator.try_into().unwrap());
         let Some(len) = input.take(2) else { break };
@@ -71,15 +74,22 @@ fn from_chunks(input: &mut Input) -> Option<CuckooFilter> {
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
     let mut input = Input(rest);
-    let filter = if mode % 2 == 0 {
-        from_chunks(&mut input)
-    } else {
-        let Some(&version) = input.take(1).and_then(|v| v.first()) else { return };
-        CuckooFilter::load_rdb(i32::from(version % 6), &mut input, FUZZ_BUDGET).ok()
+    let filter = match mode % 4 {
+        0 => from_chunks(&mut input, HEADER_BYTES),
+        2 => from_chunks(&mut input, WIDE_HEADER_BYTES),
+        rdb => {
+            let Some(&version) = input.take(1).and_then(|v| v.first()) else { return };
+            if rdb == 1 {
+                CuckooFilter::load_rdb(i32::from(version % 6), &mut input, FUZZ_BUDGET).ok()
+            } else {
+                CuckooFilter::load_wide_rdb(i32::from(version % 3), &mut input, FUZZ_BUDGET).ok()
+            }
+        }
     };
     let Some(mut filter) = filter else { return };
 
-    let mut copy = CuckooFilter::from_header(&filter.header(), FUZZ_BUDGET).expect("a loaded filter's own header");
+    let mut copy =
+        CuckooFilter::from_header(filter.header().as_bytes(), FUZZ_BUDGET).expect("a loaded filter's own header");
     let mut iterator = 1;
     while let Some((next, chunk)) = filter.chunk(iterator) {
         assert!(copy.load_chunk(next, chunk), "a chunk SCANDUMP gave back");
@@ -87,7 +97,7 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(copy.header(), filter.header());
 
-    let items: Vec<CuckooHash> = (0..64u32).map(|n| CuckooHash::of(&n.to_le_bytes())).collect();
+    let items: Vec<CuckooHash> = (0..64u32).map(|n| filter.hash(&n.to_le_bytes())).collect();
     for &item in &items {
         if filter.insert(item, Limits { max_bytes: FUZZ_BUDGET, max_sub_filters: DEFAULT_MAX_SUB_FILTERS }) == Inserted::Added {
             assert!(filter.contains(item));

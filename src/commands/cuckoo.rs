@@ -1,7 +1,7 @@
 //! The CF.* commands: cuckoo filters, with RedisBloom's replies and error texts
-//! (`docs/cf-commands.md`). Every write is replicated as sent: the filter is deterministic,
-//! and filters created by a command have fixed defaults, so replicas and the AOF build the
-//! same bytes.
+//! (`docs/cf-commands.md`), and `ERROR` for wider fingerprints. Every write is replicated as
+//! sent: the filter is deterministic, and filters created by a command have fixed defaults
+//! (ERROR picks the same width everywhere), so replicas and the AOF build the same bytes.
 
 use super::parse::{self, CuckooInsert};
 use super::{BfError, Call};
@@ -26,7 +26,7 @@ fn filter_or_create<'k>(
     key.cuckoo_mut()
 }
 
-/// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
+/// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] [ERROR rate]
 pub fn reserve(call: &Call) -> Result<(), BfError> {
     let params = parse::cuckoo_reserve(&call.args())?;
     let mut key = call.open_key_for_writing();
@@ -57,7 +57,7 @@ fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), Bf
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         return Err(BfError::CfMaxExpansions);
     }
-    let item = CuckooHash::of(call.arg(2));
+    let item = filter.fetched(call.arg(2));
     if only_new && filter.contains(item) {
         call.replicate_verbatim();
         call.reply_bool(false);
@@ -74,8 +74,8 @@ fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), Bf
     }
 }
 
-/// CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item [item ...]: per item 1, or -1 for no room
-/// (false under RESP3).
+/// CF.INSERT key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]: per item 1, or
+/// -1 for no room (false under RESP3).
 pub fn insert(call: &Call) -> Result<(), BfError> {
     insert_items(call, false, c"cf.insert")
 }
@@ -87,19 +87,15 @@ pub fn insertnx(call: &Call) -> Result<(), BfError> {
 }
 
 fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), BfError> {
-    let CuckooInsert { capacity, no_create, first_item } = parse::cuckoo_insert(&call.args())?;
+    let CuckooInsert { params, rate_arg, no_create, first_item } = parse::cuckoo_insert(&call.args())?;
     let mut key = call.open_key_for_writing();
     let created = key.cuckoo()?.is_none() && !no_create;
-    let params = CuckooParams {
-        capacity: capacity.unwrap_or(CuckooParams::default().capacity),
-        ..CuckooParams::default()
-    };
     let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(BfError::NotFound)?;
     let limits = call.cuckoo_limits();
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         return Err(BfError::CfMaxExpansions);
     }
-    let items: Vec<CuckooHash> = call.args_from(first_item).map(CuckooHash::of).collect();
+    let items: Vec<CuckooHash> = call.args_from(first_item).map(|item| filter.hash(item)).collect();
     items.iter().for_each(|&item| filter.prefetch(item));
     let resp3 = call.is_resp3();
     let mut added = Vec::new();
@@ -136,6 +132,9 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
         if created {
             args.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
         }
+        if let Some(rate) = rate_arg.filter(|_| created) {
+            args.extend([&b"ERROR"[..], call.arg(rate)]);
+        }
         args.push(b"ITEMS");
         args.extend(added.iter().copied());
         call.replicate("CF.INSERT", &args);
@@ -149,7 +148,7 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
 /// CF.EXISTS key item: 0 for a missing key, and for a key of another type, as RedisBloom.
 pub fn exists(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
-    let present = matches!(key.cuckoo(), Ok(Some(filter)) if filter.contains(CuckooHash::of(call.arg(2))));
+    let present = matches!(key.cuckoo(), Ok(Some(filter)) if filter.contains(filter.fetched(call.arg(2))));
     call.reply_bool(present);
     Ok(())
 }
@@ -163,7 +162,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
         (2..call.argc()).for_each(|_| call.reply_bool(false));
         return Ok(());
     };
-    let items: Vec<CuckooHash> = call.args_from(2).map(CuckooHash::of).collect();
+    let items: Vec<CuckooHash> = call.args_from(2).map(|item| filter.hash(item)).collect();
     items.iter().for_each(|&item| filter.prefetch(item));
     items.into_iter().for_each(|item| call.reply_bool(filter.contains(item)));
     Ok(())
@@ -174,7 +173,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
 pub fn count(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
     let count = match key.cuckoo() {
-        Ok(Some(filter)) => filter.count(CuckooHash::of(call.arg(2))),
+        Ok(Some(filter)) => filter.count(filter.fetched(call.arg(2))),
         _ => 0,
     };
     call.reply_integer(count as i64);
@@ -188,7 +187,7 @@ pub fn del(call: &Call) -> Result<(), BfError> {
     let Ok(Some(filter)) = key.cuckoo_mut() else {
         return Err(BfError::CfNotFound);
     };
-    let deleted = filter.delete(CuckooHash::of(call.arg(2)));
+    let deleted = filter.delete(filter.fetched(call.arg(2)));
     call.replicate_verbatim();
     if deleted {
         call.notify(c"cf.del");
@@ -232,11 +231,11 @@ pub fn info(call: &Call) -> Result<(), BfError> {
     Ok(())
 }
 
-/// CF.DEBUG key: the same fields on one line.
+/// CF.DEBUG key: the same fields on one line, and the fingerprint bits of a wide filter.
 pub fn debug(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
     let filter = key.cuckoo()?.ok_or(BfError::NotFound)?;
-    let line = format!(
+    let mut line = format!(
         "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
         filter.bucket_size(),
         filter.first_buckets(),
@@ -246,6 +245,9 @@ pub fn debug(call: &Call) -> Result<(), BfError> {
         filter.max_iterations(),
         filter.expansion()
     );
+    if !filter.width().is_redisbloom() {
+        line.push_str(&format!(" fingerprint_bits:{}", filter.width().bits()));
+    }
     call.reply_bulk(line.as_bytes());
     Ok(())
 }
@@ -260,7 +262,7 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
     let header = filter.header();
     let piece = match iterator as u64 {
         _ if filter.items() == 0 => None,
-        0 => Some((1, &header[..])),
+        0 => Some((1, header.as_bytes())),
         iterator => filter.chunk(iterator),
     };
     call.reply_array(2);
@@ -277,8 +279,8 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
     Ok(())
 }
 
-/// CF.LOADCHUNK key iterator data: iterator 1 creates the filter from a header, any other
-/// writes a chunk where SCANDUMP found it. Unlike RedisBloom, the chunks are replicated too,
+/// CF.LOADCHUNK key iterator data: iterator 1 creates the filter from a header (RedisBloom's,
+/// or the longer one of a wide filter), any other writes a chunk where SCANDUMP found it. Unlike RedisBloom, the chunks are replicated too,
 /// so that a replica gets the filter and not only its empty shape.
 pub fn loadchunk(call: &Call) -> Result<(), BfError> {
     let iterator =
@@ -289,7 +291,7 @@ pub fn loadchunk(call: &Call) -> Result<(), BfError> {
         if key.cuckoo()?.is_some() {
             return Err(BfError::ItemExists);
         }
-        if data.len() != crate::filter::cuckoo::encoding::HEADER_BYTES {
+        if CuckooFilter::header_width(data).is_none() {
             return Err(BfError::CfInvalidHeader);
         }
         let filter =

@@ -45,6 +45,7 @@ const ITEM: Argument = argument(c"item", Kind::Text);
 const FORMATS: &[Argument] = &[choice(c"redbloom", c"REDBLOOM"), choice(c"redisbloom", c"REDISBLOOM")];
 const FORMAT: Argument = keyword(c"format", c"FORMAT", Kind::OneOf(FORMATS));
 const EXPANSION: Argument = keyword(c"expansion", c"EXPANSION", Kind::Integer);
+const ERROR: Argument = keyword(c"error", c"ERROR", Kind::Double);
 const NONSCALING: Argument = keyword(c"nonscaling", c"NONSCALING", Kind::Token);
 const INFO_FIELDS: &[Argument] = &[
     choice(c"capacity", c"CAPACITY"),
@@ -67,7 +68,7 @@ const RESERVE: &[Argument] = &[
 const INSERT: &[Argument] = &[
     KEY,
     keyword(c"capacity", c"CAPACITY", Kind::Integer),
-    keyword(c"error", c"ERROR", Kind::Double),
+    ERROR,
     EXPANSION,
     keyword(c"nocreate", c"NOCREATE", Kind::Token),
     NONSCALING,
@@ -88,11 +89,13 @@ const CF_RESERVE: &[Argument] = &[
     keyword(c"bucketsize", c"BUCKETSIZE", Kind::Integer),
     keyword(c"maxiterations", c"MAXITERATIONS", Kind::Integer),
     EXPANSION,
+    ERROR,
 ];
 const CF_INSERT: &[Argument] = &[
     KEY,
     keyword(c"capacity", c"CAPACITY", Kind::Integer),
     keyword(c"nocreate", c"NOCREATE", Kind::Token),
+    ERROR,
     Argument { optional: false, ..keyword(c"items", c"ITEMS", Kind::Token) },
     ITEMS,
 ];

@@ -53,6 +53,10 @@ pub enum BfError {
     CfInvalidHeader,
     CfCannotCreate,
     CfCannotLoadChunk,
+    /// CF.RESERVE's ERROR (redbloom's): not a number in (0, 1).
+    CfBadErrorRate,
+    /// ERROR below what 32-bit fingerprints give.
+    CfErrorRateTooSmall,
     /// A bug caught by the panic guard; the server lives on.
     Internal,
 }
@@ -106,6 +110,10 @@ impl BfError {
             BfError::CfInvalidHeader => c"Invalid header",
             BfError::CfCannotCreate => c"Couldn't create filter!",
             BfError::CfCannotLoadChunk => c"Couldn't load chunk!",
+            BfError::CfBadErrorRate => c"ERROR: value must be a number between 0 and 1, exclusive.",
+            BfError::CfErrorRateTooSmall => {
+                c"ERROR: below 2 * bucket size / 4294967295, the best 32-bit fingerprints reach."
+            }
             BfError::Internal => c"ERR internal error in redbloom, see the server log",
         }
     }

@@ -4,7 +4,7 @@
 
 use super::BfError;
 use crate::filter::cuckoo::{
-    CuckooParams, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_BUCKET_SIZE,
+    CuckooParams, Width, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_BUCKET_SIZE,
     MAX_EXPANSION,
 };
 use crate::filter::{params, Filter, FilterError, Format};
@@ -174,69 +174,91 @@ fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32
     }
 }
 
-/// CF.INSERT and CF.INSERTNX: where the items start, and the creation options.
+/// CF.INSERT and CF.INSERTNX: where the items start, and the filter to create.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CuckooInsert {
-    pub capacity: Option<u64>,
+    pub params: CuckooParams,
+    /// The argument holding ERROR's rate, to replicate as it was sent.
+    pub rate_arg: Option<usize>,
     pub no_create: bool,
     pub first_item: usize,
 }
 
-/// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`, checked in
-/// RedisBloom's order: the argument count, the capacity, each option (found anywhere among the
-/// arguments, the first occurrence winning, as RedisBloom finds them), then the capacity
-/// against the bucket size.
+/// The rate of a cuckoo filter's `ERROR` (an extension: RedisBloom's fingerprints have one
+/// width), a number in (0, 1); it picks the width and the bucket size.
+fn error_rate_value(value: &[u8], unparsable: BfError) -> Result<f64, BfError> {
+    float(value).filter(|rate| *rate > 0.0 && *rate < 1.0).ok_or(unparsable)
+}
+
+/// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] [ERROR rate]`,
+/// checked in RedisBloom's order: the argument count, the capacity, each option (found
+/// anywhere among the arguments, the first occurrence winning, as RedisBloom finds them), then
+/// the capacity against the bucket size. ERROR, redbloom's, is looked for after the capacity
+/// only, so that a key named `error` means nothing.
 pub fn cuckoo_reserve(args: &[&[u8]]) -> Result<CuckooParams, BfError> {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(BfError::WrongArity);
     }
     let capacity = integer(args[2]).ok_or(BfError::InsertBadCapacity)?;
-    let option =
-        |name: &str, default: u16, max: u16, min: u16, unparsable: BfError, out_of_range: BfError| {
-            let Some(position) = args.iter().position(|arg| is_keyword(arg, name)) else {
-                return Ok(default);
-            };
-            // RedisBloom reads past its arguments when the name comes last; here it is unparsable.
-            let value = args.get(position + 1).and_then(|value| integer(value)).ok_or(unparsable)?;
-            u16::try_from(value).ok().filter(|value| (min..=max).contains(value)).ok_or(out_of_range)
+    let option = |name: &str, min: u16, max: u16, unparsable: BfError, out_of_range: BfError| {
+        let Some(position) = args.iter().position(|arg| is_keyword(arg, name)) else {
+            return Ok(None);
         };
+        // RedisBloom reads past its arguments when the name comes last; here it is unparsable.
+        let value = args.get(position + 1).and_then(|value| integer(value)).ok_or(unparsable)?;
+        let value = u16::try_from(value).ok().filter(|value| (min..=max).contains(value));
+        value.map(Some).ok_or(out_of_range)
+    };
     let max_iterations = option(
         "MAXITERATIONS",
-        DEFAULT_MAX_ITERATIONS,
-        u16::MAX,
         1,
+        u16::MAX,
         BfError::CfBadMaxIterations,
         BfError::CfMaxIterationsOutOfRange,
     )?;
-    let bucket_size = option(
-        "BUCKETSIZE",
-        DEFAULT_BUCKET_SIZE,
-        MAX_BUCKET_SIZE,
-        1,
-        BfError::CfBadBucketSize,
-        BfError::CfBucketSizeOutOfRange,
-    )?;
-    let expansion = option(
-        "EXPANSION",
-        DEFAULT_EXPANSION,
-        MAX_EXPANSION,
-        0,
-        BfError::CfBadExpansion,
-        BfError::CfExpansionOutOfRange,
-    )?;
+    let bucket_size =
+        option("BUCKETSIZE", 1, MAX_BUCKET_SIZE, BfError::CfBadBucketSize, BfError::CfBucketSizeOutOfRange)?;
+    let expansion =
+        option("EXPANSION", 0, MAX_EXPANSION, BfError::CfBadExpansion, BfError::CfExpansionOutOfRange)?;
+    let (width, bucket_size) = match args[3..].iter().position(|arg| is_keyword(arg, "ERROR")) {
+        Some(position) => {
+            let value = args.get(3 + position + 1).ok_or(BfError::CfBadErrorRate)?;
+            let rate = error_rate_value(value, BfError::CfBadErrorRate)?;
+            if capacity < 2 {
+                return Err(BfError::CfCapacityTooSmall);
+            }
+            Width::for_error_rate(rate, bucket_size, capacity as u64).ok_or(BfError::CfErrorRateTooSmall)?
+        }
+        None => (Width::Eight, bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE)),
+    };
     if capacity < 2 * i64::from(bucket_size) {
         return Err(BfError::CfCapacityTooSmall);
     }
-    Ok(CuckooParams { capacity: capacity as u64, bucket_size, max_iterations, expansion })
+    Ok(CuckooParams {
+        capacity: capacity as u64,
+        bucket_size,
+        max_iterations: max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS),
+        expansion: expansion.unwrap_or(DEFAULT_EXPANSION),
+        width,
+    })
 }
 
-/// `CF.INSERT[NX] key [CAPACITY c] [NOCREATE] ITEMS item [item ...]`. As in RedisBloom, an
-/// option is known by its first letter, the last CAPACITY wins, everything after ITEMS is an
-/// item, and the capacity is checked even when the filter exists.
+/// `CF.INSERT[NX] key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]`. As in
+/// RedisBloom, an option is known by its first letter, the last CAPACITY wins, everything
+/// after ITEMS is an item, and the capacity is checked even when the filter exists. ERROR is
+/// redbloom's and spelled out: to RedisBloom any other word of `e` is unknown.
 pub fn cuckoo_insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
-    let mut parsed = CuckooInsert { capacity: None, no_create: false, first_item: 0 };
+    let mut parsed =
+        CuckooInsert { params: CuckooParams::default(), rate_arg: None, no_create: false, first_item: 0 };
     let mut index = 2;
     while index < args.len() {
+        if is_keyword(args[index], "ERROR") {
+            let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
+            error_rate_value(value, BfError::InsertBadErrorRate)?;
+            parsed.rate_arg = Some(index + 1);
+            index += 2;
+            continue;
+        }
         match args[index].first().map(u8::to_ascii_lowercase) {
             Some(b'c') => {
                 let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
@@ -244,7 +266,7 @@ pub fn cuckoo_insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
                 if capacity < 2 * i64::from(DEFAULT_BUCKET_SIZE) {
                     return Err(BfError::CfCapacityTooSmall);
                 }
-                parsed.capacity = Some(capacity as u64);
+                parsed.params.capacity = capacity as u64;
                 index += 2;
             }
             Some(b'n') => {
@@ -260,6 +282,11 @@ pub fn cuckoo_insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
     }
     if parsed.first_item == 0 || parsed.first_item >= args.len() {
         return Err(BfError::WrongArity);
+    }
+    if let Some(rate) = parsed.rate_arg {
+        let rate = error_rate_value(args[rate], BfError::InsertBadErrorRate)?;
+        (parsed.params.width, parsed.params.bucket_size) =
+            Width::for_error_rate(rate, None, parsed.params.capacity).ok_or(BfError::CfErrorRateTooSmall)?;
     }
     Ok(parsed)
 }
@@ -328,5 +355,43 @@ mod tests {
             insert(&args("BF.INSERT k CAPACITY 0 ITEMS a"), DEFAULTS),
             Err(BfError::InsertBadCapacity)
         );
+    }
+
+    #[test]
+    fn cuckoo_error_picks_the_width_and_changes_nothing_else() {
+        let default = cuckoo_reserve(&args("CF.RESERVE k 1000")).unwrap();
+        assert_eq!(default, CuckooParams { capacity: 1000, ..CuckooParams::default() });
+        let wide = cuckoo_reserve(&args("CF.RESERVE k 1000 ERROR 0.001 EXPANSION 2")).unwrap();
+        assert_eq!((wide.width, wide.bucket_size, wide.expansion), (Width::Sixteen, 8, 2));
+        let given = cuckoo_reserve(&args("CF.RESERVE k 1000 error 0.001 BUCKETSIZE 1")).unwrap();
+        assert_eq!((given.width, given.bucket_size), (Width::Sixteen, 1));
+        let key_named_error = cuckoo_reserve(&args("CF.RESERVE error 1000")).unwrap();
+        assert_eq!(key_named_error.width, Width::Eight);
+        for bad in ["0", "1", "-0.1", "x", "nan"] {
+            let line = format!("CF.RESERVE k 1000 ERROR {bad}");
+            assert_eq!(cuckoo_reserve(&args(&line)), Err(BfError::CfBadErrorRate), "{bad}");
+        }
+        assert_eq!(cuckoo_reserve(&args("CF.RESERVE k 1000 x ERROR")), Err(BfError::CfBadErrorRate));
+        assert_eq!(cuckoo_reserve(&args("CF.RESERVE k 1000 ERROR 1e-12")), Err(BfError::CfErrorRateTooSmall));
+        let small = cuckoo_reserve(&args("CF.RESERVE k 12 ERROR 0.001")).unwrap();
+        assert_eq!(
+            (small.width, small.bucket_size),
+            (Width::Sixteen, 4),
+            "the largest bucket that fits twice"
+        );
+        assert_eq!(cuckoo_reserve(&args("CF.RESERVE k 1 ERROR 0.1")), Err(BfError::CfCapacityTooSmall));
+        assert_eq!(cuckoo_reserve(&args("CF.RESERVE k 1 ERROR x")), Err(BfError::CfBadErrorRate));
+
+        let insert = cuckoo_insert(&args("CF.INSERT k ERROR 1e-6 CAPACITY 500 ITEMS a")).unwrap();
+        assert_eq!(
+            (insert.params.width, insert.params.bucket_size, insert.params.capacity),
+            (Width::ThirtyTwo, 8, 500)
+        );
+        assert_eq!((insert.rate_arg, insert.first_item), (Some(3), 7));
+        let plain = cuckoo_insert(&args("CF.INSERT k NOCREATE ITEMS a")).unwrap();
+        assert_eq!((plain.params, plain.rate_arg), (CuckooParams::default(), None));
+        assert_eq!(cuckoo_insert(&args("CF.INSERT k EXPANSION 2 ITEMS a")), Err(BfError::UnknownArgument));
+        assert_eq!(cuckoo_insert(&args("CF.INSERT k ERROR 2 ITEMS a")), Err(BfError::InsertBadErrorRate));
+        assert_eq!(cuckoo_insert(&args("CF.INSERT k ERROR")), Err(BfError::WrongArity));
     }
 }

@@ -1,25 +1,46 @@
-//! A cuckoo filter's binary forms, RedisBloom's byte for byte: the 38-byte SCANDUMP header
-//! and the chunks that follow it (also what the AOF holds), and the RDB record.
+//! A cuckoo filter's binary forms: the SCANDUMP header and the chunks that follow it (also
+//! what the AOF holds), and the RDB record. For 8-bit fingerprints they are RedisBloom's, byte
+//! for byte. Wider filters, which RedisBloom cannot hold, add their width where RedisBloom
+//! refuses it: two more header bytes (its CF.LOADCHUNK wants exactly 38) and a data type of
+//! their own, whose record is the width and then RedisBloom's fields.
 //!
 //! Everything read is checked before it is kept: a header must describe sub-filters this code
 //! can serve (power-of-two bucket counts, each within the memory budget, a chain that can
 //! only come from growth), and a chunk must land inside one sub-filter.
 
-use super::{CuckooFilter, SubFilter, MAX_BUCKETS, MAX_BUCKET_SIZE, MAX_SUB_FILTERS};
+use super::{CuckooFilter, SubFilter, Width, MAX_BUCKETS, MAX_BUCKET_SIZE, MAX_SUB_FILTERS};
 use crate::filter::bits::ByteArray;
 use crate::filter::encoding::DecodeError;
 use crate::filter::redisbloom::encoding::RdbSource;
 
+/// RedisBloom's header.
 pub const HEADER_BYTES: usize = 38;
+/// The header of a filter wider than RedisBloom's: its own, then the fingerprint bits (u16).
+pub const WIDE_HEADER_BYTES: usize = HEADER_BYTES + 2;
 /// The largest chunk SCANDUMP hands out, as in RedisBloom 2.8.2.
 pub const CHUNK_BYTES: usize = 16 << 20;
 /// RedisBloom's RDB encoding: version 4 added the deletes, the bucket size, the iterations,
 /// the expansion and a bucket count per sub-filter.
 pub const NEWEST_REDISBLOOM_VERSION: i32 = 4;
+/// The encoding of wide filters' records: the fingerprint bits, then version 4's fields.
+pub const WIDE_VERSION: i32 = 1;
 /// Older records assume these.
 const OLD_BUCKET_SIZE: u16 = 2;
 const OLD_MAX_ITERATIONS: u16 = 20;
 const OLD_EXPANSION: u16 = 1;
+
+/// A SCANDUMP header, as long as the filter's width needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    bytes: [u8; WIDE_HEADER_BYTES],
+    len: usize,
+}
+
+impl Header {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
 
 /// The fields every encoding carries before the sub-filters.
 struct Fields {
@@ -30,6 +51,7 @@ struct Fields {
     bucket_size: u64,
     max_iterations: u64,
     expansion: u64,
+    width: Width,
 }
 
 impl Fields {
@@ -54,6 +76,7 @@ impl Fields {
         if !self.first_buckets.is_power_of_two() || self.first_buckets >= MAX_BUCKETS {
             return Err(malformed("bucket count not a power of two"));
         }
+        let bucket_bytes = self.bucket_bytes();
         let mut buckets = Vec::new();
         let mut total_bytes = 0u64;
         let mut current = self.first_buckets;
@@ -64,7 +87,8 @@ impl Fields {
             if current >= MAX_BUCKETS {
                 return Err(DecodeError::TooLarge);
             }
-            total_bytes = total_bytes.checked_add(current * self.bucket_size).ok_or(DecodeError::TooLarge)?;
+            let bytes = current.checked_mul(bucket_bytes).ok_or(DecodeError::TooLarge)?;
+            total_bytes = total_bytes.checked_add(bytes).ok_or(DecodeError::TooLarge)?;
             if total_bytes > max_bytes as u64 {
                 return Err(DecodeError::TooLarge);
             }
@@ -73,12 +97,18 @@ impl Fields {
         Ok(buckets)
     }
 
+    /// Bytes of a bucket (at most 65535 slots of 4 bytes: no overflow, checked or not).
+    fn bucket_bytes(&self) -> u64 {
+        self.bucket_size * self.width.bytes() as u64
+    }
+
     fn filter(&self, sub_filters: Vec<SubFilter>) -> CuckooFilter {
         CuckooFilter {
             sub_filters,
             bucket_size: self.bucket_size as u16,
             max_iterations: self.max_iterations as u16,
             expansion: self.expansion as u16,
+            width: self.width,
             items: self.items,
             deletes: self.deletes,
         }
@@ -87,24 +117,40 @@ impl Fields {
 
 impl CuckooFilter {
     /// The SCANDUMP header, little-endian: items, buckets of the first sub-filter, deletes
-    /// and sub-filters as u64, then bucket size, iterations and expansion as u16.
-    pub fn header(&self) -> [u8; HEADER_BYTES] {
-        let mut header = [0u8; HEADER_BYTES];
+    /// and sub-filters as u64, then bucket size, iterations and expansion as u16; for a wide
+    /// filter, then its fingerprint bits as u16.
+    pub fn header(&self) -> Header {
+        let mut bytes = [0u8; WIDE_HEADER_BYTES];
         let words = [self.items, self.first_buckets(), self.deletes, self.sub_filters.len() as u64];
         for (index, word) in words.iter().enumerate() {
-            header[index * 8..index * 8 + 8].copy_from_slice(&word.to_le_bytes());
+            bytes[index * 8..index * 8 + 8].copy_from_slice(&word.to_le_bytes());
         }
-        let halves = [self.bucket_size, self.max_iterations, self.expansion];
+        let halves = [self.bucket_size, self.max_iterations, self.expansion, self.width.bits()];
         for (index, half) in halves.iter().enumerate() {
-            header[32 + index * 2..34 + index * 2].copy_from_slice(&half.to_le_bytes());
+            bytes[32 + index * 2..34 + index * 2].copy_from_slice(&half.to_le_bytes());
         }
-        header
+        let len = if self.width.is_redisbloom() { HEADER_BYTES } else { WIDE_HEADER_BYTES };
+        Header { bytes, len }
+    }
+
+    /// The width a header is of: RedisBloom's 38 bytes, or 40 naming 16 or 32 bits (8-bit
+    /// filters have RedisBloom's header only, so that each filter has one form). `None` for
+    /// anything else, which RedisBloom calls an invalid header too.
+    pub fn header_width(header: &[u8]) -> Option<Width> {
+        match (header.len(), header) {
+            (HEADER_BYTES, _) => Some(Width::Eight),
+            (WIDE_HEADER_BYTES, [.., low, high]) => {
+                Width::from_bits(u64::from(u16::from_le_bytes([*low, *high])))
+                    .filter(|width| !width.is_redisbloom())
+            }
+            _ => None,
+        }
     }
 
     /// An empty filter of the header's shape, whose slots the chunks then fill.
     pub fn from_header(header: &[u8], max_bytes: usize) -> Result<CuckooFilter, DecodeError> {
-        let header: &[u8; HEADER_BYTES] =
-            header.try_into().map_err(|_| DecodeError::Malformed("a header is 38 bytes"))?;
+        let width = CuckooFilter::header_width(header)
+            .ok_or(DecodeError::Malformed("a header is 38 bytes, or 40 naming 16- or 32-bit fingerprints"))?;
         let word = |index: usize| {
             u64::from_le_bytes(header[index * 8..index * 8 + 8].try_into().unwrap_or_default())
         };
@@ -117,15 +163,15 @@ impl CuckooFilter {
             bucket_size: half(32),
             max_iterations: half(34),
             expansion: half(36),
+            width,
         };
         let buckets = fields.sub_filter_buckets(max_bytes)?;
+        let bucket_bytes = fields.bucket_bytes() as usize;
         let mut sub_filters = Vec::new();
         sub_filters.try_reserve_exact(buckets.len()).map_err(|_| DecodeError::OutOfMemory)?;
         for buckets in buckets {
-            sub_filters.push(
-                SubFilter::try_new(buckets, fields.bucket_size as u16)
-                    .map_err(|_| DecodeError::OutOfMemory)?,
-            );
+            sub_filters
+                .push(SubFilter::try_new(buckets, bucket_bytes).map_err(|_| DecodeError::OutOfMemory)?);
         }
         Ok(fields.filter(sub_filters))
     }
@@ -175,8 +221,12 @@ impl CuckooFilter {
         false
     }
 
-    /// Writes the RDB record (RedisBloom's version-4 layout) through `unsigned` and `bytes`.
+    /// Writes the RDB record through `unsigned` and `bytes`: RedisBloom's version-4 layout,
+    /// after the fingerprint bits for a wide filter (see [`WIDE_VERSION`]).
     pub fn save_rdb(&self, mut unsigned: impl FnMut(u64), mut bytes: impl FnMut(&[u8])) {
+        if !self.width.is_redisbloom() {
+            unsigned(u64::from(self.width.bits()));
+        }
         let header = [
             self.sub_filters.len() as u64,
             self.first_buckets(),
@@ -203,6 +253,31 @@ impl CuckooFilter {
         if !(0..=NEWEST_REDISBLOOM_VERSION).contains(&version) {
             return Err(DecodeError::Malformed("unknown cuckoo filter encoding version"));
         }
+        CuckooFilter::load_fields(version, Width::Eight, source, max_bytes)
+    }
+
+    /// Reads the RDB record of a wide filter, of encoding `version`.
+    pub fn load_wide_rdb(
+        version: i32,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<CuckooFilter, DecodeError> {
+        if version != WIDE_VERSION {
+            return Err(DecodeError::Malformed("unknown wide cuckoo filter encoding version"));
+        }
+        let width = Width::from_bits(source.unsigned()?)
+            .filter(|width| !width.is_redisbloom())
+            .ok_or(DecodeError::Malformed("no such fingerprint width"))?;
+        CuckooFilter::load_fields(NEWEST_REDISBLOOM_VERSION, width, source, max_bytes)
+    }
+
+    /// RedisBloom's fields of `version`, for a filter of `width`.
+    fn load_fields(
+        version: i32,
+        width: Width,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<CuckooFilter, DecodeError> {
         let sub_filters = source.unsigned()?;
         let first_buckets = source.unsigned()?;
         let items = source.unsigned()?;
@@ -215,6 +290,7 @@ impl CuckooFilter {
             bucket_size: u64::from(OLD_BUCKET_SIZE),
             max_iterations: u64::from(OLD_MAX_ITERATIONS),
             expansion: u64::from(OLD_EXPANSION),
+            width,
         };
         if current {
             fields.deletes = source.unsigned()?;
@@ -231,7 +307,7 @@ impl CuckooFilter {
                 return Err(DecodeError::Malformed("a sub-filter's bucket count does not follow the chain"));
             }
             let slots: ByteArray = source.bytes()?;
-            if slots.len() as u64 != buckets * fields.bucket_size {
+            if slots.len() as u64 != buckets * fields.bucket_bytes() {
                 return Err(DecodeError::Malformed("a sub-filter's slots are of another size"));
             }
             loaded.push(SubFilter { buckets, slots });
@@ -242,21 +318,25 @@ impl CuckooFilter {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CuckooHash, CuckooParams, Inserted, Limits, DEFAULT_MAX_SUB_FILTERS};
+    use super::super::{CuckooParams, Inserted, Limits, DEFAULT_MAX_SUB_FILTERS};
     use super::*;
 
     const BUDGET: usize = 1 << 30;
     const LIMITS: Limits = Limits { max_bytes: BUDGET, max_sub_filters: DEFAULT_MAX_SUB_FILTERS };
 
     fn grown() -> CuckooFilter {
+        grown_of(Width::Eight)
+    }
+
+    fn grown_of(width: Width) -> CuckooFilter {
         let mut filter = CuckooFilter::try_new(
-            CuckooParams { capacity: 8, bucket_size: 2, max_iterations: 7, expansion: 2 },
+            CuckooParams { capacity: 8, bucket_size: 2, max_iterations: 7, expansion: 2, width },
             BUDGET,
         )
         .unwrap();
         for index in 0..30 {
             assert_eq!(
-                filter.insert(CuckooHash::of(format!("item{index}").as_bytes()), LIMITS),
+                filter.insert(filter.hash(format!("item{index}").as_bytes()), LIMITS),
                 Inserted::Added
             );
         }
@@ -267,6 +347,8 @@ mod tests {
     fn the_header_is_redisbloom_s() {
         let filter = grown();
         let header = filter.header();
+        let header = header.as_bytes();
+        assert_eq!(header.len(), HEADER_BYTES);
         let words: Vec<u64> =
             (0..4).map(|i| u64::from_le_bytes(header[i * 8..i * 8 + 8].try_into().unwrap())).collect();
         assert_eq!(words, [30, 4, 0, filter.sub_filters().len() as u64]);
@@ -275,20 +357,36 @@ mod tests {
 
     #[test]
     fn scandump_and_loadchunk_rebuild_the_filter() {
+        for (width, header_bytes) in [
+            (Width::Eight, HEADER_BYTES),
+            (Width::Sixteen, WIDE_HEADER_BYTES),
+            (Width::ThirtyTwo, WIDE_HEADER_BYTES),
+        ] {
+            let filter = grown_of(width);
+            assert_eq!(filter.header().as_bytes().len(), header_bytes);
+            let mut copy = CuckooFilter::from_header(filter.header().as_bytes(), BUDGET).unwrap();
+            let mut iterator = 1;
+            let mut offsets = Vec::new();
+            while let Some((next, chunk)) = filter.chunk(iterator) {
+                offsets.push((next, chunk.len()));
+                assert!(copy.load_chunk(next, chunk));
+                iterator = next;
+            }
+            let bytes = width.bytes() as u64;
+            let expected =
+                [(1 + 8 * bytes, 8 * bytes), (1 + 24 * bytes, 16 * bytes), (1 + 56 * bytes, 32 * bytes)];
+            let offsets: Vec<(u64, u64)> = offsets.iter().map(|&(next, len)| (next, len as u64)).collect();
+            assert_eq!(offsets, expected, "{width:?}");
+            assert_eq!(copy.header(), filter.header());
+            for (mine, theirs) in copy.sub_filters().iter().zip(filter.sub_filters()) {
+                assert_eq!(mine.bytes(), theirs.bytes());
+            }
+            for index in 0..30 {
+                assert!(copy.contains(copy.hash(format!("item{index}").as_bytes())), "{width:?} item{index}");
+            }
+        }
         let filter = grown();
-        let mut copy = CuckooFilter::from_header(&filter.header(), BUDGET).unwrap();
-        let mut iterator = 1;
-        let mut offsets = Vec::new();
-        while let Some((next, chunk)) = filter.chunk(iterator) {
-            offsets.push((next, chunk.len()));
-            assert!(copy.load_chunk(next, chunk));
-            iterator = next;
-        }
-        assert_eq!(offsets, [(9, 8), (25, 16), (57, 32)]);
-        assert_eq!(copy.header(), filter.header());
-        for (mine, theirs) in copy.sub_filters().iter().zip(filter.sub_filters()) {
-            assert_eq!(mine.bytes(), theirs.bytes());
-        }
+        let mut copy = CuckooFilter::from_header(filter.header().as_bytes(), BUDGET).unwrap();
         assert_eq!(filter.chunk(5).map(|(next, chunk)| (next, chunk.len())), Some((13, 8)));
         assert!(!copy.load_chunk(12, &[1; 8]), "straddles two sub-filters");
         assert!(!copy.load_chunk(1000, &[1; 8]), "past the end");
@@ -317,16 +415,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn rdb_records_of_every_version_load_and_a_record_without_sub_filters_does_not() {
-        let filter = grown();
+    fn record_of(filter: &CuckooFilter) -> Vec<Result<u64, Vec<u8>>> {
         let values = std::cell::RefCell::new(Vec::new());
         filter.save_rdb(
             |value| values.borrow_mut().push(Ok(value)),
             |bytes| values.borrow_mut().push(Err(bytes.to_vec())),
         );
-        let values = values.into_inner();
-        let loaded = CuckooFilter::load_rdb(4, &mut Record(values), BUDGET).unwrap();
+        values.into_inner()
+    }
+
+    #[test]
+    fn rdb_records_of_every_version_load_and_a_record_without_sub_filters_does_not() {
+        let filter = grown();
+        let loaded = CuckooFilter::load_rdb(4, &mut Record(record_of(&filter)), BUDGET).unwrap();
         assert_eq!(loaded.header(), filter.header());
 
         // Version 2: filters, buckets, items, then each sub-filter's slots, all of one size.
@@ -341,12 +442,35 @@ mod tests {
     }
 
     #[test]
+    fn a_wide_record_is_its_width_then_redisbloom_s_fields() {
+        for width in [Width::Sixteen, Width::ThirtyTwo] {
+            let filter = grown_of(width);
+            let record = record_of(&filter);
+            assert_eq!(record[0], Ok(u64::from(width.bits())));
+            assert_eq!(record[1..8], record_of(&grown())[..7], "{width:?}: the same fields as 8 bits");
+            let loaded =
+                CuckooFilter::load_wide_rdb(WIDE_VERSION, &mut Record(record.clone()), BUDGET).unwrap();
+            assert_eq!(loaded.header(), filter.header());
+            assert!((0..30).all(|n| loaded.contains(loaded.hash(format!("item{n}").as_bytes()))));
+            assert!(
+                CuckooFilter::load_wide_rdb(WIDE_VERSION + 1, &mut Record(record.clone()), BUDGET).is_err()
+            );
+            // Read as RedisBloom's, the width is taken for the sub-filter count and the slots
+            // do not match: refused, not misread.
+            assert!(CuckooFilter::load_rdb(4, &mut Record(record), BUDGET).is_err());
+        }
+        let mut eight_bits = record_of(&grown());
+        eight_bits.insert(0, Ok(8));
+        assert!(CuckooFilter::load_wide_rdb(WIDE_VERSION, &mut Record(eight_bits), BUDGET).is_err());
+    }
+
+    #[test]
     fn counters_from_a_header_saturate_instead_of_wrapping() {
-        let mut header = grown().header();
+        let mut header = grown().header().as_bytes().to_vec();
         header[..8].copy_from_slice(&u64::MAX.to_le_bytes());
         header[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
         let mut filter = CuckooFilter::from_header(&header, BUDGET).unwrap();
-        let item = CuckooHash::of(b"x");
+        let item = filter.hash(b"x");
         assert_eq!(filter.insert(item, LIMITS), Inserted::Added);
         assert_eq!(filter.items(), u64::MAX);
         assert!(filter.delete(item));
@@ -355,9 +479,9 @@ mod tests {
 
     #[test]
     fn headers_that_describe_no_servable_filter_are_refused() {
-        let good = grown().header();
+        let good = grown().header().as_bytes().to_vec();
         let with = |offset: usize, bytes: &[u8]| {
-            let mut header = good;
+            let mut header = good.clone();
             header[offset..offset + bytes.len()].copy_from_slice(bytes);
             CuckooFilter::from_header(&header, BUDGET).err()
         };
@@ -369,5 +493,24 @@ mod tests {
         assert!(with(32, &0u16.to_le_bytes()).is_some(), "bucket size 0");
         assert!(with(34, &0u16.to_le_bytes()).is_some(), "no iterations");
         assert!(CuckooFilter::from_header(&good[..37], BUDGET).is_err());
+
+        let wide = grown_of(Width::Sixteen).header().as_bytes().to_vec();
+        let width = |bits: u16| {
+            let mut header = wide.clone();
+            header[38..].copy_from_slice(&bits.to_le_bytes());
+            CuckooFilter::from_header(&header, BUDGET).map(|filter| filter.width())
+        };
+        assert_eq!(width(16), Ok(Width::Sixteen));
+        assert_eq!(width(32), Ok(Width::ThirtyTwo));
+        for refused in [0, 8, 24, 64] {
+            assert!(width(refused).is_err(), "{refused} bits");
+        }
+        assert!(CuckooFilter::from_header(&wide[..39], BUDGET).is_err());
+        // 2^55 buckets of 255 32-bit slots: bytes beyond u64, refused rather than wrapped.
+        let mut huge = grown_of(Width::ThirtyTwo).header().as_bytes().to_vec();
+        huge[8..16].copy_from_slice(&(1u64 << 55).to_le_bytes());
+        huge[24..32].copy_from_slice(&1u64.to_le_bytes());
+        huge[32..34].copy_from_slice(&255u16.to_le_bytes());
+        assert_eq!(CuckooFilter::from_header(&huge, usize::MAX).err(), Some(DecodeError::TooLarge));
     }
 }
