@@ -21,9 +21,14 @@ use redis_module::raw;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
-pub static CUCKOO_TYPE: RedisType = RedisType::new(
-    "MBbloomCF",
-    NEWEST_REDISBLOOM_VERSION,
+pub static CUCKOO_TYPE: RedisType = RedisType::new("MBbloomCF", NEWEST_REDISBLOOM_VERSION, methods(rdb_load));
+
+pub static WIDE_CUCKOO_TYPE: RedisType = RedisType::new("rbCF-wide", WIDE_VERSION, methods(wide_rdb_load));
+
+/// Both types' callbacks, which differ in the RDB load only.
+const fn methods(
+    rdb_load: unsafe extern "C" fn(*mut raw::RedisModuleIO, c_int) -> *mut c_void,
+) -> raw::RedisModuleTypeMethods {
     type_methods(
         Some(rdb_load),
         Some(rdb_save),
@@ -33,23 +38,8 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
         Some(free),
         Some(free_effort),
         Some(copy),
-    ),
-);
-
-pub static WIDE_CUCKOO_TYPE: RedisType = RedisType::new(
-    "rbCF-wide",
-    WIDE_VERSION,
-    type_methods(
-        Some(wide_rdb_load),
-        Some(rdb_save),
-        Some(aof_rewrite),
-        Some(mem_usage),
-        Some(digest),
-        Some(free),
-        Some(free_effort),
-        Some(copy),
-    ),
-);
+    )
+}
 
 /// The type a filter is stored as: RedisBloom's when RedisBloom can hold it.
 pub fn type_of(filter: &CuckooFilter) -> &'static RedisType {

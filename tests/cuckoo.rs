@@ -725,19 +725,26 @@ fn every_persistence_path_keeps_each_filter() {
             ok(&mut con, &["DEL", &copy]);
         }
 
-        ok(&mut con, &["BGREWRITEAOF"]);
-        wait_for_rewrite(&mut con);
         drop(con);
-        server.restart();
-        let mut con = server.connection();
-        assert_kept(&mut con, &all, &before, "an AOF rewrite and a restart");
-
-        ok(&mut con, &["SAVE"]);
-        let mut from_rdb = module.prepared(&[]);
-        from_rdb.take_file(&server, "dump.rdb");
-        from_rdb.launch();
-        assert_kept(&mut from_rdb.connection(), &all, &before, "SAVE and a start on the RDB");
+        assert_kept_through_aof_and_rdb(module, &mut server, &all, &before);
     });
+}
+
+/// An AOF rewrite and a restart on it, then SAVE and a server started on that RDB, keep each
+/// filter.
+fn assert_kept_through_aof_and_rdb(module: Module, server: &mut Server, all: &[Held], before: &[Snapshot]) {
+    let mut con = server.connection();
+    ok(&mut con, &["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut con);
+    drop(con);
+    server.restart();
+    let mut con = server.connection();
+    assert_kept(&mut con, all, before, "an AOF rewrite and a restart");
+    ok(&mut con, &["SAVE"]);
+    let mut from_rdb = module.prepared(&[]);
+    from_rdb.take_file(server, "dump.rdb");
+    from_rdb.launch();
+    assert_kept(&mut from_rdb.connection(), all, before, "SAVE and a start on the RDB");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1308,17 +1315,8 @@ fn error_makes_wide_filters_that_keep_the_rate_asked_for_and_persist() {
     }
     ok(&mut con, &["DEBUG", "RELOAD"]);
     assert_kept(&mut con, &all, &before, "DEBUG RELOAD");
-    ok(&mut con, &["BGREWRITEAOF"]);
-    wait_for_rewrite(&mut con);
     drop(con);
-    server.restart();
-    let mut con = server.connection();
-    assert_kept(&mut con, &all, &before, "an AOF rewrite and a restart");
-    ok(&mut con, &["SAVE"]);
-    let mut from_rdb = Module::Redbloom.prepared(&[]);
-    from_rdb.take_file(&server, "dump.rdb");
-    from_rdb.launch();
-    assert_kept(&mut from_rdb.connection(), &all, &before, "SAVE and a start on the RDB");
+    assert_kept_through_aof_and_rdb(Module::Redbloom, &mut server, &all, &before);
 }
 
 /// RedisBloom cannot hold a wide filter, and does not misread one: its CF.LOADCHUNK refuses the
