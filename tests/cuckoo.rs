@@ -1270,6 +1270,9 @@ fn error_makes_wide_filters_that_keep_the_rate_asked_for_and_persist() {
     // ERROR counts only when CF.INSERT creates the filter; BF.* refuse a wide filter as any CF.
     let debug_before = bulk(ok(&mut con, &["CF.DEBUG", "grown16"]));
     ok(&mut con, &["CF.INSERT", "grown16", "ERROR", "1e-9", "ITEMS", "more"]);
+    // The rate is checked all the same, as CAPACITY is.
+    let too_small = err(&mut con, &["CF.INSERT", "grown16", "ERROR", "1e-12", "ITEMS", "more"]);
+    assert!(too_small.starts_with("ERROR: below 2 * bucket size"), "{too_small}");
     let debug_after = String::from_utf8(bulk(ok(&mut con, &["CF.DEBUG", "grown16"]))).unwrap();
     assert!(debug_after.ends_with("fingerprint_bits:16") && debug_after.as_bytes() != debug_before);
     ok(&mut con, &["CF.DEL", "grown16", "more"]);
@@ -1320,11 +1323,12 @@ fn error_makes_wide_filters_that_keep_the_rate_asked_for_and_persist() {
 }
 
 /// RedisBloom cannot hold a wide filter, and does not misread one: its CF.LOADCHUNK refuses the
-/// 40-byte header (`Invalid header`), RESTORE and an RDB name the type it does not know. Once
-/// the wide filters are deleted, the same server's RDB loads into RedisBloom again.
+/// 40-byte header (`Invalid header`), RESTORE and an RDB name the type it does not know, and
+/// its replay of an AOF skips the filter. Once the wide filters are deleted, the same server's
+/// RDB loads into RedisBloom again.
 #[test]
 fn redisbloom_refuses_wide_filters_by_name_and_takes_the_rest() {
-    let ours = Module::Redbloom.start(&[]);
+    let ours = Module::Redbloom.start(&AOF);
     let mut con = ours.connection();
     ok(&mut con, &["CF.RESERVE", "wide", "1000", "ERROR", "0.001"]);
     ok(&mut con, &["CF.INSERT", "wide", "ITEMS", "a", "b"]);
@@ -1339,6 +1343,15 @@ fn redisbloom_refuses_wide_filters_by_name_and_takes_the_rest() {
     assert_eq!(restored, Err("ERR Bad data format".to_string()), "RedisBloom and a wide DUMP");
     assert_eq!(int(&mut ref_con, &["EXISTS", "wide"]), 0);
     assert_alive(&mut ref_con);
+
+    ok(&mut con, &["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut con);
+    let mut replaying = Module::RedisBloom.prepared(&AOF);
+    replaying.take_file(&ours, "appendonlydir");
+    replaying.launch();
+    let mut replaying_con = replaying.connection();
+    assert_eq!(keys(&mut replaying_con), ["classic"], "the wide filter is skipped, the rest replayed");
+    assert_eq!(mexists(&mut replaying_con, "classic", &items(&["a", "b"])), [Value::Int(1), Value::Int(1)]);
 
     ok(&mut con, &["SAVE"]);
     let mut refusing = Module::RedisBloom.prepared(&[]);

@@ -103,13 +103,9 @@ impl Filled<'_> {
                 None => self.samples.push((workload, per_call, vec![sample])),
             }
         }
-        let info = common::call(con, &["CF.INFO", &self.key]).expect("CF.INFO");
-        let redis::Value::Array(fields) = info else { panic!("CF.INFO: {info:?}") };
-        let sub_filters =
-            fields.iter().position(|field| *field == redis::Value::SimpleString("Number of filters".into()));
         assert_eq!(
-            sub_filters.and_then(|at| fields.get(at + 1)),
-            Some(&redis::Value::Int(1)),
+            info_field(con, &self.key, "Number of filters"),
+            1,
             "{}: {} grew past one sub-filter in round {round}: the workloads would measure a chain",
             self.target,
             self.size.name
@@ -192,6 +188,17 @@ fn synthetic_fill(con: &mut redis::Connection, key: &str, size: &CuckooSize) -> 
     SYNTHETIC_MEMBERS
 }
 
+/// One of CF.INFO's numbers, found by its label (the connection speaks RESP2: a flat array).
+fn info_field(con: &mut redis::Connection, key: &str, label: &str) -> i64 {
+    let info = common::call(con, &["CF.INFO", key]).expect("CF.INFO");
+    let redis::Value::Array(fields) = &info else { panic!("CF.INFO: {info:?}") };
+    let at = fields.iter().position(|field| *field == redis::Value::SimpleString(label.into()));
+    match at.and_then(|at| fields.get(at + 1)) {
+        Some(redis::Value::Int(value)) => *value,
+        _ => panic!("CF.INFO has no {label}: {info:?}"),
+    }
+}
+
 fn load_chunk(con: &mut redis::Connection, key: &str, iterator: u64, data: &[u8]) {
     let mut cmd = redis::cmd("CF.LOADCHUNK");
     cmd.arg(key).arg(iterator).arg(data);
@@ -267,13 +274,7 @@ pub fn efficiency(target: &mut Target, error_rates: bool) -> Vec<CuckooEfficienc
             }
             let measured_rate = found as f64 / EFFICIENCY_PROBES as f64;
             let bytes = common::int(con, &["MEMORY", "USAGE", key]) as f64;
-            let redis::Value::Array(info) = common::call(con, &["CF.INFO", key]).expect("CF.INFO") else {
-                panic!("CF.INFO")
-            };
-            let bucket_size = match info.get(11) {
-                Some(redis::Value::Int(size)) => *size,
-                other => panic!("CF.INFO's bucket size: {other:?}"),
-            };
+            let bucket_size = info_field(con, key, "Bucket size");
             CuckooEfficiency {
                 target: name.clone(),
                 options: options.join(" "),

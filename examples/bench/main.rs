@@ -128,6 +128,7 @@ fn main() {
                 results.extend(filter.measurements());
             }
         }
+        // Target 0 is redbloom, the one with ERROR.
         for &index in &compared {
             cuckoo_efficiency.extend(cuckoo::efficiency(&mut targets[index], index == 0));
         }

@@ -57,7 +57,7 @@ fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), Bf
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         return Err(BfError::CfMaxExpansions);
     }
-    let item = filter.fetched(call.arg(2));
+    let item = filter.hash_and_prefetch(call.arg(2));
     if only_new && filter.contains(item) {
         call.replicate_verbatim();
         call.reply_bool(false);
@@ -148,7 +148,8 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
 /// CF.EXISTS key item: 0 for a missing key, and for a key of another type, as RedisBloom.
 pub fn exists(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
-    let present = matches!(key.cuckoo(), Ok(Some(filter)) if filter.contains(filter.fetched(call.arg(2))));
+    let present =
+        matches!(key.cuckoo(), Ok(Some(filter)) if filter.contains(filter.hash_and_prefetch(call.arg(2))));
     call.reply_bool(present);
     Ok(())
 }
@@ -173,7 +174,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
 pub fn count(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
     let count = match key.cuckoo() {
-        Ok(Some(filter)) => filter.count(filter.fetched(call.arg(2))),
+        Ok(Some(filter)) => filter.count(filter.hash_and_prefetch(call.arg(2))),
         _ => 0,
     };
     call.reply_integer(count as i64);
@@ -187,7 +188,7 @@ pub fn del(call: &Call) -> Result<(), BfError> {
     let Ok(Some(filter)) = key.cuckoo_mut() else {
         return Err(BfError::CfNotFound);
     };
-    let deleted = filter.delete(filter.fetched(call.arg(2)));
+    let deleted = filter.delete(filter.hash_and_prefetch(call.arg(2)));
     call.replicate_verbatim();
     if deleted {
         call.notify(c"cf.del");
@@ -280,8 +281,9 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
 }
 
 /// CF.LOADCHUNK key iterator data: iterator 1 creates the filter from a header (RedisBloom's,
-/// or the longer one of a wide filter), any other writes a chunk where SCANDUMP found it. Unlike RedisBloom, the chunks are replicated too,
-/// so that a replica gets the filter and not only its empty shape.
+/// or the longer one of a wide filter), any other writes a chunk where SCANDUMP found it.
+/// Unlike RedisBloom, the chunks are replicated too, so that a replica gets the filter and not
+/// only its empty shape.
 pub fn loadchunk(call: &Call) -> Result<(), BfError> {
     let iterator =
         parse::integer(call.arg(2)).filter(|&iterator| iterator != 0).ok_or(BfError::CfInvalidPosition)?;

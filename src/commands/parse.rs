@@ -250,11 +250,12 @@ pub fn cuckoo_reserve(args: &[&[u8]]) -> Result<CuckooParams, BfError> {
 pub fn cuckoo_insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
     let mut parsed =
         CuckooInsert { params: CuckooParams::default(), rate_arg: None, no_create: false, first_item: 0 };
+    let mut rate = None;
     let mut index = 2;
     while index < args.len() {
         if is_keyword(args[index], "ERROR") {
             let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
-            error_rate_value(value, BfError::InsertBadErrorRate)?;
+            rate = Some(error_rate_value(value, BfError::InsertBadErrorRate)?);
             parsed.rate_arg = Some(index + 1);
             index += 2;
             continue;
@@ -283,8 +284,8 @@ pub fn cuckoo_insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
     if parsed.first_item == 0 || parsed.first_item >= args.len() {
         return Err(BfError::WrongArity);
     }
-    if let Some(rate) = parsed.rate_arg {
-        let rate = error_rate_value(args[rate], BfError::InsertBadErrorRate)?;
+    // Checked whether or not the filter exists, as the capacity is.
+    if let Some(rate) = rate {
         (parsed.params.width, parsed.params.bucket_size) =
             Width::for_error_rate(rate, None, parsed.params.capacity).ok_or(BfError::CfErrorRateTooSmall)?;
     }

@@ -18,8 +18,13 @@ pub enum Width {
 
 /// The bucket sizes `ERROR` chooses among when the caller names none, with the share of
 /// slots a sub-filter of each holds at least when it first refuses an item (RedisBloom's 20
-/// iterations, 2^20 slots, the lowest of three item sets; checked by a test). A filter's bits per item are its fingerprint bits over that
-/// share: larger buckets cost more fingerprint bits for a rate, and fill much further.
+/// iterations, 2^20 slots, the lowest of three item sets; checked by a test). A filter's bits
+/// per item are its fingerprint bits over that share: larger buckets cost more fingerprint
+/// bits for a rate, and fill much further.
+///
+/// These numbers are part of the format: a replica, or a replay of the AOF, makes the filter
+/// again from the `ERROR` it is sent, so other numbers in a later version would build another
+/// filter from the same command. The choices they make are pinned by a test below.
 pub(super) const LOAD_AT_FIRST_REFUSAL: [(u16, f64); 4] = [(8, 0.85), (4, 0.70), (2, 0.33), (1, 0.21)];
 
 impl Width {

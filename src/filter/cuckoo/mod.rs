@@ -245,7 +245,7 @@ impl CuckooFilter {
 
     /// The item as this filter stores it, its buckets already asked of the CPU: a single
     /// item's two cache misses then overlap instead of following each other.
-    pub fn fetched(&self, item: &[u8]) -> CuckooHash {
+    pub fn hash_and_prefetch(&self, item: &[u8]) -> CuckooHash {
         let hash = self.hash(item);
         self.prefetch(hash);
         hash
