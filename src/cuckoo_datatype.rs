@@ -93,7 +93,10 @@ extern "C" fn wide_rdb_load(rdb: *mut raw::RedisModuleIO, encoding_version: c_in
 /// The value Redis keeps, or null (and a log line) for a record refused.
 fn loaded(filter: Result<CuckooFilter, DecodeError>, what: &str) -> *mut c_void {
     match filter {
-        Ok(filter) => Box::into_raw(Box::new(filter)).cast(),
+        Ok(filter) => {
+            crate::metrics::held(&filter);
+            Box::into_raw(Box::new(filter)).cast()
+        }
         Err(error) => {
             let reason = describe(error, what);
             redis_module::logging::log_warning(format!("redbloom: refusing a stored filter: {reason}"));
@@ -140,7 +143,9 @@ extern "C" fn free(value: *mut c_void) {
     guarded("cuckoo free", (), || {
         if !value.is_null() {
             // SAFETY: Redis gives up its value; we stored it as a Box<CuckooFilter>.
-            drop(unsafe { Box::from_raw(value.cast::<CuckooFilter>()) });
+            let filter = unsafe { Box::from_raw(value.cast::<CuckooFilter>()) };
+            crate::metrics::freed(&*filter);
+            drop(filter);
         }
     })
 }
@@ -158,7 +163,10 @@ extern "C" fn copy(
     guarded("cuckoo copy", ptr::null_mut(), || {
         // SAFETY: as in rdb_save.
         match unsafe { cuckoo_ref(value) }.try_clone() {
-            Some(copy) => Box::into_raw(Box::new(copy)).cast(),
+            Some(copy) => {
+                crate::metrics::held(&copy);
+                Box::into_raw(Box::new(copy)).cast()
+            }
             None => ptr::null_mut(),
         }
     })

@@ -355,7 +355,7 @@ extern "C" fn free(value: *mut c_void) {
         if !value.is_null() {
             // SAFETY: Redis gives up its value; we stored it as a Box<Filter>.
             let filter = unsafe { Box::from_raw(value.cast::<Filter>()) };
-            crate::metrics::freed(&filter);
+            crate::metrics::freed(&*filter);
             drop(filter);
         }
     })

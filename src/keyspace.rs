@@ -104,6 +104,8 @@ impl Key {
         let value_type = cuckoo_datatype::type_of(&filter);
         let value = Box::into_raw(Box::new(filter));
         if self.set_value(value_type, value.cast()) {
+            // SAFETY: Redis holds the value now, and this key keeps it alive for the call.
+            crate::metrics::held(unsafe { &*value });
             Ok(())
         } else {
             // SAFETY: Redis did not take the value, so this is the only owner.

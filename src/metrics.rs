@@ -1,75 +1,158 @@
 //! The `INFO bf` section: what the server holds in filters (gauges, kept as filters are
-//! stored, grown and freed) and what was asked of them (counters). Every update is one
-//! relaxed atomic per command, not per item, so it does not show in `make bench`.
+//! stored, grown and freed) and what was asked of them (counters), for Bloom filters
+//! (`bf_filters`, ...) and cuckoo filters (`bf_cf_filters`, ...). Every update is one relaxed
+//! atomic per command, not per item, so it does not show in `make bench`.
 
+use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::Filter;
 use redis_module::raw;
 use std::ffi::{c_int, CStr};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// One kind of filter's gauges and counters.
+pub struct Metrics {
+    filters: AtomicI64,
+    bytes: AtomicI64,
+    items: AtomicI64,
+    sub_filters: AtomicI64,
+    adds: AtomicU64,
+    deletes: AtomicU64,
+    lookups: AtomicU64,
+    found: AtomicU64,
+    full_errors: AtomicU64,
+    refused_creations: AtomicU64,
+}
+
+pub static BLOOM: Metrics = Metrics::new();
+pub static CUCKOO: Metrics = Metrics::new();
+
+/// A filter the gauges follow.
+pub trait Measured {
+    fn metrics() -> &'static Metrics;
+    fn footprint(&self) -> Footprint;
+}
+
+impl Measured for Filter {
+    fn metrics() -> &'static Metrics {
+        &BLOOM
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            bytes: self.memory_bytes() as i64,
+            items: self.items() as i64,
+            sub_filters: self.link_count() as i64,
+        }
+    }
+}
+
+impl Measured for CuckooFilter {
+    fn metrics() -> &'static Metrics {
+        &CUCKOO
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            bytes: self.size() as i64,
+            items: self.items() as i64,
+            sub_filters: self.sub_filters().len() as i64,
+        }
+    }
+}
 
 /// What one filter contributes to the gauges.
 #[derive(Clone, Copy, Default)]
 pub struct Footprint {
     bytes: i64,
     items: i64,
-    links: i64,
+    sub_filters: i64,
 }
-
-impl Footprint {
-    pub fn of(filter: &Filter) -> Footprint {
-        Footprint {
-            bytes: filter.memory_bytes() as i64,
-            items: filter.items() as i64,
-            links: filter.link_count() as i64,
-        }
-    }
-}
-
-static FILTERS: AtomicI64 = AtomicI64::new(0);
-static BYTES: AtomicI64 = AtomicI64::new(0);
-static ITEMS: AtomicI64 = AtomicI64::new(0);
-static LINKS: AtomicI64 = AtomicI64::new(0);
-static ADDS: AtomicU64 = AtomicU64::new(0);
-static LOOKUPS: AtomicU64 = AtomicU64::new(0);
-static FOUND: AtomicU64 = AtomicU64::new(0);
-static FULL_ERRORS: AtomicU64 = AtomicU64::new(0);
-static REFUSED_CREATIONS: AtomicU64 = AtomicU64::new(0);
 
 /// A filter became a value Redis holds (created, loaded, restored, copied).
-pub fn held(filter: &Filter) {
-    FILTERS.fetch_add(1, Ordering::Relaxed);
-    changed(Footprint::default(), Footprint::of(filter));
+pub fn held<F: Measured>(filter: &F) {
+    F::metrics().filters.fetch_add(1, Ordering::Relaxed);
+    F::metrics().add(Footprint::default(), filter.footprint());
 }
 
 /// A filter Redis held is freed (possibly on a background thread).
-pub fn freed(filter: &Filter) {
-    FILTERS.fetch_sub(1, Ordering::Relaxed);
-    changed(Footprint::of(filter), Footprint::default());
+pub fn freed<F: Measured>(filter: &F) {
+    F::metrics().filters.fetch_sub(1, Ordering::Relaxed);
+    F::metrics().add(filter.footprint(), Footprint::default());
 }
 
-/// A held filter went from `before` to `after` (items added, links grown).
-pub fn changed(before: Footprint, after: Footprint) {
-    BYTES.fetch_add(after.bytes - before.bytes, Ordering::Relaxed);
-    ITEMS.fetch_add(after.items - before.items, Ordering::Relaxed);
-    LINKS.fetch_add(after.links - before.links, Ordering::Relaxed);
+/// A held filter went from `before` to what it is now (items added or deleted, sub-filters
+/// grown or compacted away).
+pub fn changed<F: Measured>(before: Footprint, filter: &F) {
+    F::metrics().add(before, filter.footprint());
 }
 
-pub fn count_adds(items: usize) {
-    ADDS.fetch_add(items as u64, Ordering::Relaxed);
+impl Metrics {
+    const fn new() -> Metrics {
+        Metrics {
+            filters: AtomicI64::new(0),
+            bytes: AtomicI64::new(0),
+            items: AtomicI64::new(0),
+            sub_filters: AtomicI64::new(0),
+            adds: AtomicU64::new(0),
+            deletes: AtomicU64::new(0),
+            lookups: AtomicU64::new(0),
+            found: AtomicU64::new(0),
+            full_errors: AtomicU64::new(0),
+            refused_creations: AtomicU64::new(0),
+        }
+    }
+
+    fn add(&self, before: Footprint, after: Footprint) {
+        self.bytes.fetch_add(after.bytes - before.bytes, Ordering::Relaxed);
+        self.items.fetch_add(after.items - before.items, Ordering::Relaxed);
+        self.sub_filters.fetch_add(after.sub_filters - before.sub_filters, Ordering::Relaxed);
+    }
+
+    pub fn count_adds(&self, items: usize) {
+        self.adds.fetch_add(items as u64, Ordering::Relaxed);
+    }
+
+    pub fn count_deletes(&self, items: usize) {
+        self.deletes.fetch_add(items as u64, Ordering::Relaxed);
+    }
+
+    pub fn count_lookups(&self, items: usize, found: usize) {
+        self.lookups.fetch_add(items as u64, Ordering::Relaxed);
+        self.found.fetch_add(found as u64, Ordering::Relaxed);
+    }
+
+    /// Items a filter had no room for.
+    pub fn count_full_errors(&self, items: usize) {
+        self.full_errors.fetch_add(items as u64, Ordering::Relaxed);
+    }
+
+    pub fn count_refused_creation(&self) {
+        self.refused_creations.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
-pub fn count_lookups(items: usize, found: usize) {
-    LOOKUPS.fetch_add(items as u64, Ordering::Relaxed);
-    FOUND.fetch_add(found as u64, Ordering::Relaxed);
+/// The field names of one kind of filter (Redis puts `bf_` before each).
+struct Names {
+    gauges: [&'static CStr; 4],
+    adds: &'static CStr,
+    /// Bloom filters have no deletes.
+    deletes: Option<&'static CStr>,
+    counters: [&'static CStr; 4],
 }
 
-pub fn count_full_error() {
-    FULL_ERRORS.fetch_add(1, Ordering::Relaxed);
-}
+const BLOOM_NAMES: Names = Names {
+    gauges: [c"filters", c"bytes", c"items", c"sub_filters"],
+    adds: c"adds",
+    deletes: None,
+    counters: [c"lookups", c"lookups_found", c"full_filter_errors", c"refused_creations"],
+};
 
-pub fn count_refused_creation() {
-    REFUSED_CREATIONS.fetch_add(1, Ordering::Relaxed);
-}
+const CUCKOO_NAMES: Names = Names {
+    gauges: [c"cf_filters", c"cf_bytes", c"cf_items", c"cf_sub_filters"],
+    adds: c"cf_adds",
+    deletes: Some(c"cf_deletes"),
+    counters: [c"cf_lookups", c"cf_lookups_found", c"cf_full_filter_errors", c"cf_refused_creations"],
+};
 
 /// Registers the section with the server (at module load).
 pub fn register(ctx: *mut raw::RedisModuleCtx) {
@@ -82,19 +165,6 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) {
 }
 
 extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
-    let gauges: [(&CStr, i64); 4] = [
-        (c"filters", FILTERS.load(Ordering::Relaxed)),
-        (c"bytes", BYTES.load(Ordering::Relaxed)),
-        (c"items", ITEMS.load(Ordering::Relaxed)),
-        (c"sub_filters", LINKS.load(Ordering::Relaxed)),
-    ];
-    let counters: [(&CStr, u64); 5] = [
-        (c"adds", ADDS.load(Ordering::Relaxed)),
-        (c"lookups", LOOKUPS.load(Ordering::Relaxed)),
-        (c"lookups_found", FOUND.load(Ordering::Relaxed)),
-        (c"full_filter_errors", FULL_ERRORS.load(Ordering::Relaxed)),
-        (c"refused_creations", REFUSED_CREATIONS.load(Ordering::Relaxed)),
-    ];
     // SAFETY: a live info context for the duration of the callback; names are literals.
     // Nothing here can panic, so no guard is needed around this entry point.
     unsafe {
@@ -107,11 +177,20 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) 
         };
         // An empty name gives the section the module's own name: `INFO bf`.
         section(ctx, c"".as_ptr());
-        for (name, value) in gauges {
-            signed(ctx, name.as_ptr(), value);
-        }
-        for (name, value) in counters {
-            unsigned(ctx, name.as_ptr(), value);
+        for (metrics, names) in [(&BLOOM, &BLOOM_NAMES), (&CUCKOO, &CUCKOO_NAMES)] {
+            let gauges = [&metrics.filters, &metrics.bytes, &metrics.items, &metrics.sub_filters];
+            for (name, gauge) in names.gauges.iter().zip(gauges) {
+                signed(ctx, name.as_ptr(), gauge.load(Ordering::Relaxed));
+            }
+            let deletes = names.deletes.map(|name| (name, &metrics.deletes));
+            let counters =
+                [&metrics.lookups, &metrics.found, &metrics.full_errors, &metrics.refused_creations];
+            let all = std::iter::once((names.adds, &metrics.adds))
+                .chain(deletes)
+                .chain(names.counters.into_iter().zip(counters));
+            for (name, counter) in all {
+                unsigned(ctx, name.as_ptr(), counter.load(Ordering::Relaxed));
+            }
         }
     }
 }

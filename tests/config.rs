@@ -180,22 +180,32 @@ fn the_format_of_new_filters_is_configurable() {
     assert!(log.contains("format must be redbloom or redisbloom"), "{log}");
 }
 
+/// The `INFO bf` fields, without the `bf_` Redis puts before a module's fields.
+fn info_bf(con: &mut redis::Connection) -> std::collections::HashMap<String, i64> {
+    let text = String::from_utf8(bulk(ok(con, &["INFO", "bf"]))).unwrap();
+    text.lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter_map(|(name, value)| Some((name.strip_prefix("bf_")?.to_string(), value.trim().parse().ok()?)))
+        .collect()
+}
+
+/// Waits until `field` of `INFO bf` is `expected`: values replaced or flushed may still be
+/// freeing on the lazy-free thread (Valkey).
+fn wait_for_info(con: &mut redis::Connection, field: &str, expected: i64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while info_bf(con)[field] != expected {
+        assert!(std::time::Instant::now() < deadline, "{field}: {:?}", info_bf(con));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// `INFO bf` counts what the server holds in filters and what was asked of them, and keeps
 /// the counts right through creation, growth, copies, reloads and deletion.
 #[test]
 fn info_bf_counts_filters_and_operations() {
     let server = Server::start();
     let mut con = server.connection();
-    let info = |con: &mut redis::Connection| -> std::collections::HashMap<String, i64> {
-        let text = String::from_utf8(bulk(ok(con, &["INFO", "bf"]))).unwrap();
-        text.lines()
-            .filter_map(|line| line.split_once(':'))
-            // Redis prefixes a module's fields with its name.
-            .filter_map(|(name, value)| {
-                Some((name.strip_prefix("bf_")?.to_string(), value.trim().parse().ok()?))
-            })
-            .collect()
-    };
+    let info = info_bf;
     let zero = info(&mut con);
     for field in [
         "filters",
@@ -244,20 +254,11 @@ fn info_bf_counts_filters_and_operations() {
     // The gauges follow the values Redis holds, whatever made or dropped them.
     assert_eq!(int(&mut con, &["COPY", "grows", "copy"]), 1);
     ok(&mut con, &["DEBUG", "RELOAD"]);
-    // The filters DEBUG RELOAD replaced may still be freeing on the lazy-free thread (Valkey).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while info(&mut con)["filters"] != 3 {
-        assert!(std::time::Instant::now() < deadline, "{:?}", info(&mut con));
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for_info(&mut con, "filters", 3);
     let reloaded = info(&mut con);
     assert_eq!(reloaded["items"], items + int(&mut con, &["BF.CARD", "grows"]));
     ok(&mut con, &["FLUSHALL", "ASYNC"]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while info(&mut con)["filters"] != 0 {
-        assert!(std::time::Instant::now() < deadline, "{:?}", info(&mut con));
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for_info(&mut con, "filters", 0);
     let empty = info(&mut con);
     for field in ["bytes", "items", "sub_filters"] {
         assert_eq!(empty[field], 0, "{field}");
@@ -267,4 +268,82 @@ fn info_bf_counts_filters_and_operations() {
         everything.contains("# bf\r\n") && everything.contains("bf_lookups_found:"),
         "INFO everything has the section"
     );
+}
+
+/// Cuckoo filters have their own fields in `INFO bf` (`bf_cf_filters`, ...), kept as the Bloom
+/// filters' are, and with deletes besides.
+#[test]
+fn info_bf_counts_cuckoo_filters_apart() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let fields = ["filters", "bytes", "items", "sub_filters", "adds", "deletes", "lookups", "lookups_found"];
+    let more = ["full_filter_errors", "refused_creations"];
+    let zero = info_bf(&mut con);
+    for field in fields.iter().chain(&more) {
+        assert_eq!(zero.get(&format!("cf_{field}")), Some(&0), "cf_{field} in {zero:?}");
+    }
+    ok(&mut con, &["CF.RESERVE", "a", "100"]);
+    assert_eq!(int(&mut con, &["CF.ADD", "a", "x"]), 1);
+    assert_eq!(int(&mut con, &["CF.ADDNX", "a", "x"]), 0);
+    let mut insert = vec!["CF.INSERT", "b", "ERROR", "0.001", "CAPACITY", "8", "ITEMS"];
+    let items: Vec<String> = (0..200).map(|n| format!("i{n}")).collect();
+    insert.extend(items.iter().map(String::as_str));
+    ok(&mut con, &insert);
+    ok(&mut con, &["CF.RESERVE", "full", "4", "BUCKETSIZE", "1", "EXPANSION", "0"]);
+    let Value::Array(answers) = ok(&mut con, &["CF.INSERT", "full", "ITEMS", "s", "s", "s", "s", "s", "s"])
+    else {
+        panic!()
+    };
+    let refused = answers.iter().filter(|answer| **answer == Value::Int(-1)).count() as i64;
+    assert!(refused > 0);
+    assert!(err(&mut con, &["CF.RESERVE", "huge", "1099511627776"]).contains("Insufficient memory"));
+    assert_eq!(int(&mut con, &["CF.EXISTS", "a", "x"]), 1);
+    assert_eq!(int(&mut con, &["CF.EXISTS", "a", "never"]), 0);
+    let Value::Array(found) = ok(&mut con, &["CF.MEXISTS", "b", "i1", "i2", "never"]) else { panic!() };
+    let found = found.iter().filter(|answer| **answer == Value::Int(1)).count() as i64;
+    assert_eq!(int(&mut con, &["CF.DEL", "a", "x"]), 1);
+    assert_eq!(int(&mut con, &["CF.DEL", "a", "x"]), 0);
+
+    let cf_info = |con: &mut redis::Connection, key: &str, label: &str| -> i64 {
+        let Value::Array(fields) = ok(con, &["CF.INFO", key]) else { panic!() };
+        let at = fields.iter().position(|field| *field == Value::SimpleString(label.into())).unwrap();
+        let Value::Int(value) = fields[at + 1] else { panic!() };
+        value
+    };
+    let sum = |con: &mut redis::Connection, keys: &[&str], label: &str| -> i64 {
+        keys.iter().map(|key| cf_info(con, key, label)).sum()
+    };
+    let keys = ["a", "b", "full"];
+    let stats = info_bf(&mut con);
+    assert_eq!(stats["cf_filters"], 3);
+    assert_eq!(stats["cf_items"], sum(&mut con, &keys, "Number of items inserted"));
+    assert_eq!(stats["cf_bytes"], sum(&mut con, &keys, "Size"));
+    assert_eq!(stats["cf_sub_filters"], sum(&mut con, &keys, "Number of filters"));
+    assert!(stats["cf_sub_filters"] > 3, "b grew");
+    let added_to_full = answers.len() as i64 - refused;
+    assert_eq!(stats["cf_adds"], 1 + 200 + added_to_full);
+    assert_eq!(stats["cf_full_filter_errors"], refused);
+    assert_eq!(stats["cf_refused_creations"], 1);
+    assert_eq!(stats["cf_lookups"], 2 + 3);
+    assert_eq!(stats["cf_lookups_found"], 1 + found);
+    assert_eq!(stats["cf_deletes"], 1);
+    assert_eq!(
+        (stats["filters"], stats["adds"], stats["lookups"]),
+        (0, 0, 0),
+        "Bloom filters' fields stay apart"
+    );
+
+    assert_eq!(int(&mut con, &["COPY", "b", "c"]), 1);
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    wait_for_info(&mut con, "cf_filters", 4);
+    assert_eq!(
+        info_bf(&mut con)["cf_items"],
+        sum(&mut con, &["a", "b", "c", "full"], "Number of items inserted")
+    );
+    ok(&mut con, &["FLUSHALL", "ASYNC"]);
+    wait_for_info(&mut con, "cf_filters", 0);
+    let empty = info_bf(&mut con);
+    for field in ["cf_bytes", "cf_items", "cf_sub_filters"] {
+        assert_eq!(empty[field], 0, "{field}");
+    }
 }

@@ -5,7 +5,7 @@ use super::reserve::{log_refusal, replicate_creation};
 use super::{BfError, Call};
 use crate::config;
 use crate::filter::FilterError;
-use crate::metrics::{self, Footprint};
+use crate::metrics::{self, Measured};
 use std::cell::OnceCell;
 use std::ffi::CStr;
 
@@ -61,10 +61,10 @@ fn add_items(
         }
     };
     let filter = key.filter_mut()?.ok_or(BfError::Internal)?;
-    let before = Footprint::of(filter);
+    let before = filter.footprint();
     let count_error = |error: FilterError| {
         if error == FilterError::Full {
-            metrics::count_full_error();
+            metrics::BLOOM.count_full_errors(1);
         }
     };
 
@@ -106,8 +106,8 @@ fn add_items(
         });
         call.set_array_length(answered);
     }
-    metrics::count_adds(succeeded);
-    metrics::changed(before, Footprint::of(filter));
+    metrics::BLOOM.count_adds(succeeded);
+    metrics::changed(before, filter);
 
     // Replicas and the AOF replay without a memory budget: if this server stopped at an
     // error, they must get only the items it processed, or they would add the rest.

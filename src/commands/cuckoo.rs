@@ -7,6 +7,7 @@ use super::parse::{self, CuckooInsert};
 use super::{BfError, Call};
 use crate::filter::cuckoo::{CuckooFilter, CuckooHash, CuckooParams, Inserted};
 use crate::keyspace::Key;
+use crate::metrics::{self, Measured, CUCKOO};
 
 /// The filter in `key`, created with `params` when the key is missing; `None` when missing
 /// and `create` is false.
@@ -20,10 +21,18 @@ fn filter_or_create<'k>(
         if !create {
             return Ok(None);
         }
-        key.store_cuckoo(CuckooFilter::try_new(params, call.max_filter_bytes())?)?;
+        key.store_cuckoo(created(params, call)?)?;
         call.notify(c"cf.reserve");
     }
     key.cuckoo_mut()
+}
+
+/// A new filter, or the memory error (counted in INFO).
+fn created(params: CuckooParams, call: &Call) -> Result<CuckooFilter, BfError> {
+    CuckooFilter::try_new(params, call.max_filter_bytes()).map_err(|error| {
+        CUCKOO.count_refused_creation();
+        BfError::from(error)
+    })
 }
 
 /// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] [ERROR rate]
@@ -33,7 +42,7 @@ pub fn reserve(call: &Call) -> Result<(), BfError> {
     if key.cuckoo()?.is_some() {
         return Err(BfError::ItemExists);
     }
-    key.store_cuckoo(CuckooFilter::try_new(params, call.max_filter_bytes())?)?;
+    key.store_cuckoo(created(params, call)?)?;
     call.replicate_verbatim();
     call.notify(c"cf.reserve");
     call.reply_ok();
@@ -55,6 +64,7 @@ fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), Bf
     let filter = filter_or_create(call, &mut key, CuckooParams::default(), true)?.ok_or(BfError::Internal)?;
     let limits = call.cuckoo_limits();
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
+        CUCKOO.count_full_errors(1);
         return Err(BfError::CfMaxExpansions);
     }
     let item = filter.hash_and_prefetch(call.arg(2));
@@ -63,14 +73,20 @@ fn add_one(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(), Bf
         call.reply_bool(false);
         return Ok(());
     }
+    let before = filter.footprint();
     match filter.insert(item, limits) {
         Inserted::Added => {
+            CUCKOO.count_adds(1);
+            metrics::changed(before, &*filter);
             call.replicate_verbatim();
             call.notify(event);
             call.reply_bool(true);
             Ok(())
         }
-        Inserted::NoRoom => Err(BfError::CfFull),
+        Inserted::NoRoom => {
+            CUCKOO.count_full_errors(1);
+            Err(BfError::CfFull)
+        }
     }
 }
 
@@ -93,13 +109,16 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
     let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(BfError::NotFound)?;
     let limits = call.cuckoo_limits();
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
+        CUCKOO.count_full_errors(call.argc() - first_item);
         return Err(BfError::CfMaxExpansions);
     }
+    let before = filter.footprint();
     let items: Vec<CuckooHash> = call.args_from(first_item).map(|item| filter.hash(item)).collect();
     items.iter().for_each(|&item| filter.prefetch(item));
     let resp3 = call.is_resp3();
     let mut added = Vec::new();
     let mut refused = false;
+    let mut answers_refused = 0;
     call.reply_array(items.len());
     for (index, item) in items.into_iter().enumerate() {
         let outcome =
@@ -111,6 +130,7 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
             }
             Some(Inserted::NoRoom) => {
                 refused = true;
+                answers_refused += 1;
                 -1
             }
             None => 0,
@@ -122,6 +142,9 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
             call.reply_integer(answer);
         }
     }
+    CUCKOO.count_adds(added.len());
+    CUCKOO.count_full_errors(answers_refused);
+    metrics::changed(before, &*filter);
     if !refused {
         call.replicate_verbatim();
     } else if !added.is_empty() {
@@ -150,6 +173,7 @@ pub fn exists(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
     let present =
         matches!(key.cuckoo(), Ok(Some(filter)) if filter.contains(filter.hash_and_prefetch(call.arg(2))));
+    CUCKOO.count_lookups(1, usize::from(present));
     call.reply_bool(present);
     Ok(())
 }
@@ -160,12 +184,19 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
     let key = call.open_key();
     call.reply_array(call.argc() - 2);
     let Ok(Some(filter)) = key.cuckoo() else {
+        CUCKOO.count_lookups(call.argc() - 2, 0);
         (2..call.argc()).for_each(|_| call.reply_bool(false));
         return Ok(());
     };
     let items: Vec<CuckooHash> = call.args_from(2).map(|item| filter.hash(item)).collect();
     items.iter().for_each(|&item| filter.prefetch(item));
-    items.into_iter().for_each(|item| call.reply_bool(filter.contains(item)));
+    let mut found = 0;
+    for item in items {
+        let present = filter.contains(item);
+        found += usize::from(present);
+        call.reply_bool(present);
+    }
+    CUCKOO.count_lookups(call.argc() - 2, found);
     Ok(())
 }
 
@@ -188,9 +219,12 @@ pub fn del(call: &Call) -> Result<(), BfError> {
     let Ok(Some(filter)) = key.cuckoo_mut() else {
         return Err(BfError::CfNotFound);
     };
+    let before = filter.footprint();
     let deleted = filter.delete(filter.hash_and_prefetch(call.arg(2)));
     call.replicate_verbatim();
     if deleted {
+        CUCKOO.count_deletes(1);
+        metrics::changed(before, &*filter);
         call.notify(c"cf.del");
     }
     call.reply_bool(deleted);
@@ -203,7 +237,9 @@ pub fn compact(call: &Call) -> Result<(), BfError> {
     let Ok(Some(filter)) = key.cuckoo_mut() else {
         return Err(BfError::CfCompactNotFound);
     };
+    let before = filter.footprint();
     filter.compact(true);
+    metrics::changed(before, &*filter);
     call.replicate_verbatim();
     call.notify(c"cf.compact");
     call.reply_ok();

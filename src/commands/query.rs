@@ -10,7 +10,7 @@ pub fn exists(call: &Call) -> Result<(), BfError> {
         Ok(Some(filter)) => filter.contains(call.arg(2)),
         _ => false,
     };
-    metrics::count_lookups(1, usize::from(present));
+    metrics::BLOOM.count_lookups(1, usize::from(present));
     call.reply_bool(present);
     Ok(())
 }
@@ -21,7 +21,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
     call.reply_array(call.argc() - 2);
     let Ok(Some(filter)) = key.filter() else {
         (2..call.argc()).for_each(|_| call.reply_bool(false));
-        metrics::count_lookups(call.argc() - 2, 0);
+        metrics::BLOOM.count_lookups(call.argc() - 2, 0);
         return Ok(());
     };
     let mut found = 0;
@@ -29,7 +29,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
         found += usize::from(present);
         call.reply_bool(present);
     });
-    metrics::count_lookups(call.argc() - 2, found);
+    metrics::BLOOM.count_lookups(call.argc() - 2, found);
     Ok(())
 }
 

@@ -40,7 +40,7 @@ pub fn replicate_creation(call: &Call, header: &[u8], items: std::ops::Range<usi
 /// A refused creation is worth a line in the log, and a count in INFO: the client only sees
 /// "insufficient memory".
 pub fn log_refusal(creation: &Creation) {
-    crate::metrics::count_refused_creation();
+    crate::metrics::BLOOM.count_refused_creation();
     redis_module::logging::log_notice(format!(
         "redbloom: refused a filter of capacity {} at error rate {}: it exceeds bf.max-filter-bytes ({}) or available memory",
         creation.capacity,
