@@ -10,8 +10,8 @@
 //! but the RDB load.
 
 use crate::datatype::{
-    describe, digest_pieces, emit_loadchunks, guarded, load_budget, type_methods, RdbReader,
-    BYTES_PER_FREE_EFFORT,
+    copy, describe, digest_pieces, emit_loadchunks, free, free_effort, guarded, load_budget, type_methods,
+    RdbReader, StoredValue,
 };
 use crate::filter::cuckoo::encoding::{NEWEST_REDISBLOOM_VERSION, WIDE_VERSION};
 use crate::filter::cuckoo::CuckooFilter;
@@ -35,9 +35,9 @@ const fn methods(
         Some(aof_rewrite),
         Some(mem_usage),
         Some(digest),
-        Some(free),
-        Some(free_effort),
-        Some(copy),
+        Some(free::<CuckooFilter>),
+        Some(free_effort::<CuckooFilter>),
+        Some(copy::<CuckooFilter>),
     )
 }
 
@@ -139,35 +139,12 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     })
 }
 
-extern "C" fn free(value: *mut c_void) {
-    guarded("cuckoo free", (), || {
-        if !value.is_null() {
-            // SAFETY: Redis gives up its value; we stored it as a Box<CuckooFilter>.
-            let filter = unsafe { Box::from_raw(value.cast::<CuckooFilter>()) };
-            crate::metrics::freed(&*filter);
-            drop(filter);
-        }
-    })
-}
+impl StoredValue for CuckooFilter {
+    fn data_bytes(&self) -> usize {
+        CuckooFilter::data_bytes(self)
+    }
 
-extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
-    // SAFETY: as in rdb_save.
-    guarded("cuckoo free_effort", 1, || unsafe { cuckoo_ref(value) }.data_bytes() / BYTES_PER_FREE_EFFORT + 1)
-}
-
-extern "C" fn copy(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    value: *const c_void,
-) -> *mut c_void {
-    guarded("cuckoo copy", ptr::null_mut(), || {
-        // SAFETY: as in rdb_save.
-        match unsafe { cuckoo_ref(value) }.try_clone() {
-            Some(copy) => {
-                crate::metrics::held(&copy);
-                Box::into_raw(Box::new(copy)).cast()
-            }
-            None => ptr::null_mut(),
-        }
-    })
+    fn try_copy(&self) -> Option<CuckooFilter> {
+        self.try_clone()
+    }
 }

@@ -10,6 +10,7 @@ use crate::filter::bits::ByteArray;
 use crate::filter::encoding::DecodeError;
 use crate::filter::redisbloom::encoding::{self as redisbloom_encoding, RdbSource, NEWEST_RDB_VERSION};
 use crate::filter::Filter;
+use crate::metrics::Measured;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void, CStr};
@@ -26,7 +27,7 @@ const CHUNKED_ENCODING_VERSION: i32 = 100;
 
 /// Free a filter in the background when it holds more than this many bytes per unit of
 /// effort reported; Redis frees lazily above an effort of 64, that is above 256 KiB.
-pub(crate) const BYTES_PER_FREE_EFFORT: usize = 4096;
+const BYTES_PER_FREE_EFFORT: usize = 4096;
 
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
@@ -37,9 +38,9 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
         Some(aof_rewrite),
         Some(mem_usage),
         Some(digest),
-        Some(free),
-        Some(free_effort),
-        Some(copy),
+        Some(free::<Filter>),
+        Some(free_effort::<Filter>),
+        Some(copy::<Filter>),
     ),
 );
 
@@ -350,35 +351,57 @@ pub(crate) fn digest_pieces<'a>(md: *mut raw::RedisModuleDigest, pieces: impl It
     unsafe { end(md) };
 }
 
-extern "C" fn free(value: *mut c_void) {
+/// What the callbacks both filter kinds share (free, free_effort, copy) need of a value.
+pub(crate) trait StoredValue: Measured + Sized {
+    /// The bytes a free gives back, which set its effort.
+    fn data_bytes(&self) -> usize;
+    /// A deep copy, or `None` when there is no memory for it.
+    fn try_copy(&self) -> Option<Self>;
+}
+
+impl StoredValue for Filter {
+    fn data_bytes(&self) -> usize {
+        self.bits_bytes()
+    }
+
+    fn try_copy(&self) -> Option<Filter> {
+        self.try_clone().ok()
+    }
+}
+
+pub(crate) extern "C" fn free<V: StoredValue>(value: *mut c_void) {
     guarded("free", (), || {
         if !value.is_null() {
-            // SAFETY: Redis gives up its value; we stored it as a Box<Filter>.
-            let filter = unsafe { Box::from_raw(value.cast::<Filter>()) };
+            // SAFETY: Redis gives up its value, which this module stored as a Box<V> of the
+            // value's own type (the callbacks are registered per type).
+            let filter = unsafe { Box::from_raw(value.cast::<V>()) };
             crate::metrics::freed(&*filter);
             drop(filter);
         }
     })
 }
 
-extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
-    // SAFETY: as in rdb_save.
-    guarded("free_effort", 1, || unsafe { filter_ref(value) }.bits_bytes() / BYTES_PER_FREE_EFFORT + 1)
+pub(crate) extern "C" fn free_effort<V: StoredValue>(
+    _key: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> usize {
+    // SAFETY: a live value of this callback's type.
+    guarded("free_effort", 1, || unsafe { &*value.cast::<V>() }.data_bytes() / BYTES_PER_FREE_EFFORT + 1)
 }
 
-extern "C" fn copy(
+pub(crate) extern "C" fn copy<V: StoredValue>(
     _from: *mut raw::RedisModuleString,
     _to: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
     guarded("copy", ptr::null_mut(), || {
-        // SAFETY: as in rdb_save.
-        match unsafe { filter_ref(value) }.try_clone() {
-            Ok(copy) => {
+        // SAFETY: a live value of this callback's type.
+        match unsafe { &*value.cast::<V>() }.try_copy() {
+            Some(copy) => {
                 crate::metrics::held(&copy);
                 Box::into_raw(Box::new(copy)).cast()
             }
-            Err(_) => ptr::null_mut(),
+            None => ptr::null_mut(),
         }
     })
 }

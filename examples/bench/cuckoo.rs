@@ -11,7 +11,7 @@
 
 use crate::common;
 use crate::workloads::{
-    command, median, timed, Measurement, Random, Target, BATCH, BATCH_CALLS, SINGLE_CALLS,
+    command, median, mixed_items, timed, Measurement, Random, Target, BATCH, BATCH_CALLS, SINGLE_CALLS,
 };
 use redis::ConnectionLike;
 use std::time::Instant;
@@ -71,22 +71,7 @@ impl Filled<'_> {
     /// Runs every workload once on `target`, the one this filter was prepared on.
     pub fn round(&mut self, target: &mut Target, round: usize) {
         let members = self.members;
-        let mixed = |calls: usize, per_call: usize| -> Vec<Vec<String>> {
-            (0..calls)
-                .map(|call| {
-                    (0..per_call)
-                        .map(|i| {
-                            let n = call * per_call + i;
-                            if n.is_multiple_of(2) {
-                                format!("m:{}", (n * 7919) % members)
-                            } else {
-                                format!("absent:{round}:{n}")
-                            }
-                        })
-                        .collect()
-                })
-                .collect()
-        };
+        let mixed = |calls: usize, per_call: usize| mixed_items(members, round, calls, per_call, "absent");
         let added: Vec<Vec<String>> = (0..SINGLE_CALLS).map(|n| vec![format!("new:{round}:{n}")]).collect();
         let runs = [
             ("CF.EXISTS", "cf.exists", 1, mixed(SINGLE_CALLS, 1)),

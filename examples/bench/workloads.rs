@@ -136,21 +136,8 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
             command(con, &["DEL", &key]);
             fill_half(con, &key, size);
         }
-        let mixed = |calls: usize, per_call: usize, prefix: &str| -> Vec<Vec<String>> {
-            (0..calls)
-                .map(|call| {
-                    (0..per_call)
-                        .map(|i| {
-                            let n = call * per_call + i;
-                            if n.is_multiple_of(2) {
-                                format!("m:{}", (n * 7919) % members)
-                            } else {
-                                format!("{prefix}:{round}:{n}")
-                            }
-                        })
-                        .collect()
-                })
-                .collect()
+        let mixed = |calls: usize, per_call: usize, prefix: &str| {
+            mixed_items(members, round, calls, per_call, prefix)
         };
         for (workload, stat, calls, per_call, prefix) in [
             ("BF.EXISTS", "bf.exists", SINGLE_CALLS, 1, "absent"),
@@ -443,4 +430,29 @@ impl LuaFilter {
             |body: &str| text(&command(con, &["SCRIPT", "LOAD", &format!("{}{body}", Self::PREAMBLE)]));
         LuaFilter { add: load(Self::ADD), exists: load(Self::EXISTS) }
     }
+}
+
+/// `calls` calls of `per_call` items each: every other item a member (`m:` and a number below
+/// `members`), the others `{prefix}:{round}:{n}`, never added.
+pub fn mixed_items(
+    members: usize,
+    round: usize,
+    calls: usize,
+    per_call: usize,
+    prefix: &str,
+) -> Vec<Vec<String>> {
+    (0..calls)
+        .map(|call| {
+            (0..per_call)
+                .map(|i| {
+                    let n = call * per_call + i;
+                    if n.is_multiple_of(2) {
+                        format!("m:{}", (n * 7919) % members)
+                    } else {
+                        format!("{prefix}:{round}:{n}")
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
