@@ -140,8 +140,10 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
 }
 
 impl StoredValue for CuckooFilter {
-    fn data_bytes(&self) -> usize {
-        CuckooFilter::data_bytes(self)
+    const KIND: &'static str = "cuckoo filter";
+
+    fn freed_bytes(&self) -> usize {
+        self.data_bytes()
     }
 
     fn try_copy(&self) -> Option<CuckooFilter> {

@@ -81,7 +81,7 @@ pub(crate) const fn type_methods(
 }
 
 /// Runs a callback, turning a panic into `fallback` and a log line instead of an abort.
-pub(crate) fn guarded<T>(what: &str, fallback: T, callback: impl FnOnce() -> T) -> T {
+pub(crate) fn guarded<T>(what: impl std::fmt::Display, fallback: T, callback: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(callback)).unwrap_or_else(|_| {
         redis_module::logging::log_warning(format!("redbloom: {what} panicked; refused"));
         fallback
@@ -353,14 +353,18 @@ pub(crate) fn digest_pieces<'a>(md: *mut raw::RedisModuleDigest, pieces: impl It
 
 /// What the callbacks both filter kinds share (free, free_effort, copy) need of a value.
 pub(crate) trait StoredValue: Measured + Sized {
+    /// What the log calls it.
+    const KIND: &'static str;
     /// The bytes a free gives back, which set its effort.
-    fn data_bytes(&self) -> usize;
+    fn freed_bytes(&self) -> usize;
     /// A deep copy, or `None` when there is no memory for it.
     fn try_copy(&self) -> Option<Self>;
 }
 
 impl StoredValue for Filter {
-    fn data_bytes(&self) -> usize {
+    const KIND: &'static str = "Bloom filter";
+
+    fn freed_bytes(&self) -> usize {
         self.bits_bytes()
     }
 
@@ -370,7 +374,7 @@ impl StoredValue for Filter {
 }
 
 pub(crate) extern "C" fn free<V: StoredValue>(value: *mut c_void) {
-    guarded("free", (), || {
+    guarded(format_args!("{} free", V::KIND), (), || {
         if !value.is_null() {
             // SAFETY: Redis gives up its value, which this module stored as a Box<V> of the
             // value's own type (the callbacks are registered per type).
@@ -386,7 +390,9 @@ pub(crate) extern "C" fn free_effort<V: StoredValue>(
     value: *const c_void,
 ) -> usize {
     // SAFETY: a live value of this callback's type.
-    guarded("free_effort", 1, || unsafe { &*value.cast::<V>() }.data_bytes() / BYTES_PER_FREE_EFFORT + 1)
+    guarded(format_args!("{} free_effort", V::KIND), 1, || {
+        unsafe { &*value.cast::<V>() }.freed_bytes() / BYTES_PER_FREE_EFFORT + 1
+    })
 }
 
 pub(crate) extern "C" fn copy<V: StoredValue>(
@@ -394,7 +400,7 @@ pub(crate) extern "C" fn copy<V: StoredValue>(
     _to: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
-    guarded("copy", ptr::null_mut(), || {
+    guarded(format_args!("{} copy", V::KIND), ptr::null_mut(), || {
         // SAFETY: a live value of this callback's type.
         match unsafe { &*value.cast::<V>() }.try_copy() {
             Some(copy) => {

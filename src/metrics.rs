@@ -1,7 +1,7 @@
 //! The `INFO bf` section: what the server holds in filters (gauges, kept as filters are
 //! stored, grown and freed) and what was asked of them (counters), for Bloom filters
-//! (`bf_filters`, ...) and cuckoo filters (`bf_cf_filters`, ...). Every update is one relaxed
-//! atomic per command, not per item, so it does not show in `make bench`.
+//! (`bf_filters`, ...) and cuckoo filters (`bf_cf_filters`, ...). A command updates a few
+//! relaxed atomics once, not per item, and skips those it would not change.
 
 use crate::filter::cuckoo::CuckooFilter;
 use crate::filter::Filter;
@@ -103,9 +103,16 @@ impl Metrics {
     }
 
     fn add(&self, before: Footprint, after: Footprint) {
-        self.bytes.fetch_add(after.bytes - before.bytes, Ordering::Relaxed);
-        self.items.fetch_add(after.items - before.items, Ordering::Relaxed);
-        self.sub_filters.fetch_add(after.sub_filters - before.sub_filters, Ordering::Relaxed);
+        let changes = [
+            (&self.bytes, after.bytes - before.bytes),
+            (&self.items, after.items - before.items),
+            (&self.sub_filters, after.sub_filters - before.sub_filters),
+        ];
+        for (gauge, change) in changes {
+            if change != 0 {
+                gauge.fetch_add(change, Ordering::Relaxed);
+            }
+        }
     }
 
     pub fn count_adds(&self, items: usize) {
@@ -118,12 +125,16 @@ impl Metrics {
 
     pub fn count_lookups(&self, items: usize, found: usize) {
         self.lookups.fetch_add(items as u64, Ordering::Relaxed);
-        self.found.fetch_add(found as u64, Ordering::Relaxed);
+        if found > 0 {
+            self.found.fetch_add(found as u64, Ordering::Relaxed);
+        }
     }
 
     /// Items a filter had no room for.
     pub fn count_full_errors(&self, items: usize) {
-        self.full_errors.fetch_add(items as u64, Ordering::Relaxed);
+        if items > 0 {
+            self.full_errors.fetch_add(items as u64, Ordering::Relaxed);
+        }
     }
 
     pub fn count_refused_creation(&self) {

@@ -333,13 +333,57 @@ fn info_bf_counts_cuckoo_filters_apart() {
         "Bloom filters' fields stay apart"
     );
 
+    // The gauges against the filters themselves, after every way of growing, shrinking and
+    // copying one.
+    let assert_gauges = |con: &mut redis::Connection, keys: &[&str], step: &str| {
+        let stats = info_bf(con);
+        assert_eq!(stats["cf_filters"], keys.len() as i64, "{step}");
+        for (field, label) in [
+            ("cf_items", "Number of items inserted"),
+            ("cf_bytes", "Size"),
+            ("cf_sub_filters", "Number of filters"),
+        ] {
+            assert_eq!(stats[field], sum(con, keys, label), "{field} after {step}");
+        }
+    };
+    ok(&mut con, &["CF.RESERVE", "chain", "8", "BUCKETSIZE", "1", "EXPANSION", "2"]);
+    let chain_items: Vec<String> = (0..60).map(|n| format!("c{n}")).collect();
+    let mut insert = vec!["CF.INSERT", "chain", "ITEMS"];
+    insert.extend(chain_items.iter().map(String::as_str));
+    ok(&mut con, &insert);
+    let grown = cf_info(&mut con, "chain", "Number of filters");
+    assert!(grown > 2, "chain grew");
+    // Deleting everything but one item leaves the newer sub-filters empty, for the automatic
+    // compactions and CF.COMPACT to drop.
+    for item in &chain_items[1..] {
+        assert_eq!(int(&mut con, &["CF.DEL", "chain", item]), 1);
+    }
+    ok(&mut con, &["CF.COMPACT", "chain"]);
+    assert!(cf_info(&mut con, "chain", "Number of filters") < grown, "the chain shrank");
+    let mut keys = vec!["a", "b", "full", "chain"];
+    assert_gauges(&mut con, &keys, "growth, deletes and compactions");
+    let Value::BulkString(payload) = ok(&mut con, &["DUMP", "chain"]) else { panic!() };
+    call_bytes(&mut con, &[b"RESTORE", b"restored", b"0", &payload]).unwrap();
+    let mut iterator = 0;
+    loop {
+        let Value::Array(pair) = ok(&mut con, &["CF.SCANDUMP", "b", &iterator.to_string()]) else { panic!() };
+        let (Value::Int(next), Value::BulkString(data)) = (&pair[0], &pair[1]) else { break };
+        call_bytes(&mut con, &[b"CF.LOADCHUNK", b"loaded", next.to_string().as_bytes(), data]).unwrap();
+        iterator = *next;
+    }
+    assert_eq!(int(&mut con, &["CF.ADD", "created", "x"]), 1);
+    keys.extend(["restored", "loaded", "created"]);
+    assert_gauges(&mut con, &keys, "RESTORE, LOADCHUNK and a creating CF.ADD");
+    ok(&mut con, &["DEL", "restored", "a"]);
+    keys.retain(|key| *key != "restored" && *key != "a");
+    wait_for_info(&mut con, "cf_filters", keys.len() as i64);
+    assert_gauges(&mut con, &keys, "DEL");
+
     assert_eq!(int(&mut con, &["COPY", "b", "c"]), 1);
+    keys.push("c");
     ok(&mut con, &["DEBUG", "RELOAD"]);
-    wait_for_info(&mut con, "cf_filters", 4);
-    assert_eq!(
-        info_bf(&mut con)["cf_items"],
-        sum(&mut con, &["a", "b", "c", "full"], "Number of items inserted")
-    );
+    wait_for_info(&mut con, "cf_filters", keys.len() as i64);
+    assert_gauges(&mut con, &keys, "COPY and DEBUG RELOAD");
     ok(&mut con, &["FLUSHALL", "ASYNC"]);
     wait_for_info(&mut con, "cf_filters", 0);
     let empty = info_bf(&mut con);
