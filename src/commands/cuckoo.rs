@@ -117,8 +117,8 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
     items.iter().for_each(|&item| filter.prefetch(item));
     let resp3 = call.is_resp3();
     let mut added = Vec::new();
-    let mut refused = false;
-    let mut answers_refused = 0;
+    // Items the filter had no room for.
+    let mut refused = 0;
     call.reply_array(items.len());
     for (index, item) in items.into_iter().enumerate() {
         let outcome =
@@ -129,8 +129,7 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
                 1
             }
             Some(Inserted::NoRoom) => {
-                refused = true;
-                answers_refused += 1;
+                refused += 1;
                 -1
             }
             None => 0,
@@ -143,9 +142,9 @@ fn insert_items(call: &Call, only_new: bool, event: &std::ffi::CStr) -> Result<(
         }
     }
     CUCKOO.count_adds(added.len());
-    CUCKOO.count_full_errors(answers_refused);
+    CUCKOO.count_full_errors(refused);
     metrics::changed(before, &*filter);
-    if !refused {
+    if refused == 0 {
         call.replicate_verbatim();
     } else if !added.is_empty() {
         // No room here may be room on a replica (whose budget is unlimited): send it only the
