@@ -95,11 +95,12 @@ $(CLIENTS_PYTHON):
 	  python3 -m venv target/venv; }
 	target/venv/bin/pip install --quiet $(REDIS_PY)
 
-# The unit tests once, then every integration test on every server: Debian's Redis 7.0,
-# Redis 7.4.1 and Valkey 9.1.2 (the harness starts whichever REDIS_SERVER names).
+# The unit and property tests (the core and the module) once, then the integration tests (one
+# binary, tests/it) on every server: Debian's Redis 7.0, Redis 7.4.1 and Valkey 9.1.2 (the
+# harness starts whichever REDIS_SERVER names).
 test: build peers clients
 	@echo "== unit tests, and integration tests on $$(redis-server --version | cut -d' ' -f1-3)"
-	cargo test --release
+	cargo test --release --workspace
 	@echo "== integration tests on $$(LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74) --version | cut -d' ' -f1-3)"
 	REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS) cargo test --release --test '*'
 	@echo "== integration tests on $$($(VALKEY_9) --version | cut -d' ' -f1-3)"

@@ -1,33 +1,33 @@
-//! redbloom: Bloom filters as a native Redis data type, serving the BF.* commands.
+//! redbloom: Bloom and cuckoo filters as native Redis data types, serving the BF.* and CF.*
+//! commands.
 //!
-//! This file only registers things with Redis: the module, the data type, the commands and
-//! the configs. The filter lives in [`filter`] and knows nothing of Redis.
+//! This file only registers things with Redis: the module, the data types, the commands and
+//! the configs. The filters live in the `redbloom_core` crate and know nothing of Redis; each
+//! data type has a folder here with its type callbacks and its commands ([`bloom`],
+//! [`cuckoo`]), on top of what they share ([`shared`]).
 
-#[cfg(not(test))]
-mod alloc;
-mod commands;
-mod config;
-mod cuckoo_datatype;
-mod datatype;
-pub mod filter;
-mod foreign_types;
-mod keyspace;
-mod metrics;
+mod bloom;
+mod cuckoo;
+mod refused_types;
+mod shared;
 
-use cuckoo_datatype::{CUCKOO_TYPE, WIDE_CUCKOO_TYPE};
-use datatype::BLOOM_TYPE;
-use foreign_types::{COUNT_MIN_TYPE, TOP_K_TYPE, T_DIGEST_TYPE};
+use redbloom_core::bloom::params::{MAX_CAPACITY, MAX_EXPANSION};
+use redbloom_core::cuckoo::{DEFAULT_MAX_SUB_FILTERS, MAX_SUB_FILTERS};
 use redis_module::configuration::{
     register_bool_configuration, register_enum_configuration, register_i64_configuration,
     register_string_configuration, ConfigurationFlags,
 };
+use redis_module::native_types::RedisType;
 use redis_module::{decode_args, raw, Context, RedisString, Status, MODULE_CONTEXT};
+use shared::command::{self, Command};
+use shared::config;
+use shared::metrics::{self, Metrics};
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 // Under `cargo test` there is no Redis to allocate from.
 #[cfg(not(test))]
-use alloc::RedisFallibleAlloc as ModuleAllocator;
+use shared::alloc::RedisFallibleAlloc as ModuleAllocator;
 #[cfg(test)]
 use std::alloc::System as ModuleAllocator;
 
@@ -36,6 +36,19 @@ static ALLOCATOR: ModuleAllocator = ModuleAllocator;
 
 /// Reported by MODULE LIST; clients gate features on it (redis-py wants 2.8.0 or more).
 const MODULE_VERSION: c_int = 20800;
+
+static DATA_TYPES: [&RedisType; 6] = [
+    &bloom::datatype::BLOOM_TYPE,
+    &cuckoo::datatype::CUCKOO_TYPE,
+    &cuckoo::datatype::WIDE_CUCKOO_TYPE,
+    &refused_types::COUNT_MIN_TYPE,
+    &refused_types::TOP_K_TYPE,
+    &refused_types::T_DIGEST_TYPE,
+];
+
+static COMMAND_TABLES: [&[Command]; 2] = [bloom::commands::COMMANDS, cuckoo::commands::COMMANDS];
+
+static METRICS: [&Metrics; 2] = [&bloom::datatype::METRICS, &cuckoo::datatype::METRICS];
 
 /// Called by Redis on `loadmodule`.
 ///
@@ -54,9 +67,11 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
 ) -> c_int {
     // Nothing may allocate before this: the allocator is Redis's, reached through the API
     // table that this call fills in.
-    if raw::Export_RedisModule_Init(ctx, c"bf".as_ptr(), MODULE_VERSION, raw::REDISMODULE_APIVER_1 as c_int)
-        == raw::Status::Err as c_int
-    {
+    // SAFETY: Redis's own context, as Redis hands it to OnLoad.
+    let init = unsafe {
+        raw::Export_RedisModule_Init(ctx, c"bf".as_ptr(), MODULE_VERSION, raw::REDISMODULE_APIVER_1 as c_int)
+    };
+    if init == raw::Status::Err as c_int {
         return raw::Status::Err as c_int;
     }
     let context = Context::new(ctx);
@@ -64,9 +79,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     let args = decode_args(ctx, argv, argc);
     // A panic here would unwind into Redis; failing the load is the safe answer.
     let status = catch_unwind(AssertUnwindSafe(|| {
-        for data_type in
-            [&BLOOM_TYPE, &CUCKOO_TYPE, &WIDE_CUCKOO_TYPE, &COUNT_MIN_TYPE, &TOP_K_TYPE, &T_DIGEST_TYPE]
-        {
+        for data_type in DATA_TYPES {
             if data_type.create_data_type(ctx).is_err() {
                 return Status::Err;
             }
@@ -83,8 +96,8 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
 /// The `bf.*` configs. Load arguments are read by `initialize`, which also takes RedisBloom's
 /// names for them, so the configs start at their defaults here.
 fn register_configs(ctx: &Context) {
-    let max_capacity = filter::params::MAX_CAPACITY as i64;
-    let max_expansion = filter::params::MAX_EXPANSION as i64;
+    let max_capacity = MAX_CAPACITY as i64;
+    let max_expansion = i64::from(MAX_EXPANSION);
     register_i64_configuration(
         ctx,
         "initial-size",
@@ -119,9 +132,9 @@ fn register_configs(ctx: &Context) {
         ctx,
         "cf-max-expansions",
         &config::CF_MAX_EXPANSIONS,
-        filter::cuckoo::DEFAULT_MAX_SUB_FILTERS as i64,
+        DEFAULT_MAX_SUB_FILTERS as i64,
         1,
-        filter::cuckoo::MAX_SUB_FILTERS as i64,
+        MAX_SUB_FILTERS as i64,
         ConfigurationFlags::DEFAULT,
         None,
     );
@@ -172,20 +185,15 @@ fn initialize(ctx: &Context, args: &[RedisString]) -> Status {
             );
         }
     }
-    commands::add_acl_category(ctx.ctx);
-    metrics::register(ctx.ctx);
-    for command in commands::COMMANDS {
-        // SAFETY: module load, live context, names and flags are NUL-terminated literals.
-        let status = unsafe {
-            raw::RedisModule_CreateCommand.map_or(raw::REDISMODULE_ERR as c_int, |create| {
-                create(ctx.ctx, command.name.as_ptr(), Some(command.entry), command.flags.as_ptr(), 1, 1, 1)
-            })
-        };
-        if status != raw::REDISMODULE_OK as c_int {
+    let categories: Vec<_> =
+        COMMAND_TABLES.iter().filter_map(|table| table.first()).map(|c| c.category).collect();
+    command::add_acl_categories(ctx.ctx, &categories);
+    metrics::register(ctx.ctx, &METRICS);
+    for command in COMMAND_TABLES.iter().flat_map(|table| table.iter()) {
+        if !command::register(ctx.ctx, command) {
             ctx.log_warning(&format!("redbloom: could not register {:?}", command.name));
             return Status::Err;
         }
-        commands::describe(ctx.ctx, command);
     }
     Status::Ok
 }

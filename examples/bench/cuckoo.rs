@@ -152,7 +152,7 @@ fn synthetic_fill(con: &mut redis::Connection, key: &str, size: &CuckooSize) -> 
     }
     load_chunk(con, key, 1, &header);
     let mut random = Random(0x2545_F491_4F6C_DD1D);
-    let threshold = (FILL * u32::MAX as f64) as u32;
+    let threshold = (FILL * f64::from(u32::MAX)) as u32;
     let chunk: Vec<u8> = (0..CHUNK_BYTES)
         .map(|_| {
             let draw = random.next();

@@ -1,7 +1,7 @@
 //! The memory system's floor on this machine: random cache-line reads over a buffer of a
 //! filter's size, one at a time (each address depends on the read before, as a lone lookup
 //! waits for its miss) and in batches of 100 whose addresses are known first and prefetched
-//! (as BF.MEXISTS and BF.MADD do). Every workload is measured against it in the README.
+//! (as BF.MEXISTS and BF.MADD do). Every workload is measured against it in docs/performance.md.
 
 use std::hint::black_box;
 use std::time::Instant;

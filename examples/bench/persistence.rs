@@ -47,7 +47,7 @@ pub fn measure(target: &mut Target) -> PersistenceCost {
     }
     pipe.query::<()>(con).expect("adds during BGSAVE");
     let added_while_saving = info_number(con, "persistence", "rdb_bgsave_in_progress") == 1;
-    let deadline = Instant::now() + Duration::from_secs(600);
+    let deadline = Instant::now() + Duration::from_mins(10);
     while info_number(con, "persistence", "rdb_bgsave_in_progress") == 1 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }

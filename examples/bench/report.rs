@@ -50,7 +50,7 @@ impl Report {
                 })
             })
             .unwrap_or_else(|| "unknown CPU".to_string());
-        let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
         let machine = format!("{cpu}, {cores} cores, Redis {}", targets[0].server_version);
         Report {
             measurements,
@@ -78,6 +78,7 @@ impl Report {
         sizes
     }
 
+    #[allow(clippy::too_many_lines)] // one table after another, in the order they print
     pub fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -268,7 +269,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "| {size} ({:.1} MB) | {:.1} | {:.1} |",
-                floor.bytes as f64 / (1 << 20) as f64,
+                floor.bytes as f64 / f64::from(1 << 20),
                 floor.dependent_ns,
                 floor.batched_ns
             );
@@ -276,6 +277,7 @@ impl Report {
         out
     }
 
+    #[allow(clippy::too_many_lines)] // one field after another, in the order they print
     pub fn json(&self) -> String {
         let number = |x: f64| if x.is_finite() { format!("{x}") } else { "null".to_string() };
         let optional = |x: Option<f64>| x.map_or("null".to_string(), number);

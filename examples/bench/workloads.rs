@@ -91,6 +91,9 @@ pub struct Efficiency {
     pub classic_bits_per_item: f64,
 }
 
+/// (µs per call, client items per second) per round.
+type Samples = Vec<(f64, f64)>;
+
 pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Measurement> {
     let key = format!("bench:{}", size.name);
     let con = &mut target.con;
@@ -115,8 +118,7 @@ pub fn run_size(target: &mut Target, size: &FilterSize, rounds: usize) -> Vec<Me
         None
     };
 
-    // Per workload: items per call, and (µs per call, client items per second) per round.
-    type Samples = Vec<(f64, f64)>;
+    // Per workload: items per call, and its samples.
     let mut rows: Vec<(&'static str, usize, Samples)> = Vec::new();
     let mut record = |workload: &'static str, items_per_call: usize, sample: (f64, f64)| match rows
         .iter_mut()
@@ -287,10 +289,10 @@ pub fn synthetic_fill(con: &mut Connection, key: &str, size: &FilterSize) -> usi
 }
 
 fn random_bits(len: usize, density: f64) -> Vec<u8> {
-    let threshold = (density * u32::MAX as f64) as u32;
+    let threshold = (density * f64::from(u32::MAX)) as u32;
     let mut random = Random(0x2545_F491_4F6C_DD1D);
     (0..len)
-        .map(|_| (0..8).fold(0u8, |byte, bit| byte | ((((random.next() as u32) < threshold) as u8) << bit)))
+        .map(|_| (0..8).fold(0u8, |byte, bit| byte | (u8::from((random.next() as u32) < threshold) << bit)))
         .collect()
 }
 
@@ -370,8 +372,7 @@ fn integer(value: &Value) -> i64 {
 fn text(value: &Value) -> String {
     match value {
         Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        Value::SimpleString(text) => text.clone(),
-        Value::VerbatimString { text, .. } => text.clone(),
+        Value::SimpleString(text) | Value::VerbatimString { text, .. } => text.clone(),
         other => panic!("expected text, got {other:?}"),
     }
 }
@@ -402,28 +403,28 @@ struct LuaFilter {
 
 impl LuaFilter {
     const HASHES: u32 = 7;
-    const PREAMBLE: &'static str = r#"
+    const PREAMBLE: &'static str = r"
         local m = tonumber(ARGV[1]); local k = tonumber(ARGV[2]); local out = {}
         for j = 3, #ARGV do
           local h = redis.sha1hex(ARGV[j])
           local h1 = tonumber(string.sub(h, 1, 8), 16); local h2 = tonumber(string.sub(h, 9, 16), 16)
-    "#;
-    const ADD: &'static str = r#"
+    ";
+    const ADD: &'static str = r"
           local added = 0
           for i = 0, k - 1 do
             if redis.call('SETBIT', KEYS[1], (h1 + i * h2) % m, 1) == 0 then added = 1 end
           end
           out[#out + 1] = added
         end
-        return out"#;
-    const EXISTS: &'static str = r#"
+        return out";
+    const EXISTS: &'static str = r"
           local found = 1
           for i = 0, k - 1 do
             if redis.call('GETBIT', KEYS[1], (h1 + i * h2) % m) == 0 then found = 0; break end
           end
           out[#out + 1] = found
         end
-        return out"#;
+        return out";
 
     fn load(con: &mut Connection) -> LuaFilter {
         let mut load =

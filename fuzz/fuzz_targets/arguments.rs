@@ -4,13 +4,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redbloom_fuzz::parse::{self, Creation};
-use redbloom_fuzz::filter::params::{MAX_CAPACITY, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE};
-use redbloom_fuzz::filter::cuckoo::{MAX_BUCKET_SIZE, MAX_EXPANSION as MAX_CUCKOO_EXPANSION};
-use redbloom_fuzz::filter::Format;
+use redbloom_fuzz::bloom::parse::{self, Creation};
+use redbloom_fuzz::core::bloom::params::{MAX_CAPACITY, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE};
+use redbloom_fuzz::core::bloom::Format;
+use redbloom_fuzz::core::cuckoo::{MAX_BUCKET_SIZE, MAX_EXPANSION as MAX_CUCKOO_EXPANSION};
+use redbloom_fuzz::cuckoo::parse as cuckoo_parse;
+use redbloom_fuzz::shared::parse as primitives;
 use redbloom_fuzz::split_args;
 
-const DEFAULTS: Creation = Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom };
+const DEFAULTS: Creation =
+    Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom };
 
 fn check(creation: Creation) {
     assert!((1..=MAX_CAPACITY).contains(&creation.capacity));
@@ -23,7 +26,11 @@ fuzz_target!(|data: &[u8]| {
     for command in [&b"BF.RESERVE"[..], b"BF.INSERT"] {
         let mut args = vec![command, b"key"];
         args.extend(&pieces);
-        let parsed = if command == b"BF.RESERVE" { parse::reserve(&args, DEFAULTS) } else { parse::insert(&args, DEFAULTS) };
+        let parsed = if command == b"BF.RESERVE" {
+            parse::reserve(&args, DEFAULTS)
+        } else {
+            parse::insert(&args, DEFAULTS)
+        };
         if let Ok(parsed) = parsed {
             if let Some(creation) = parsed.creation {
                 check(creation);
@@ -36,20 +43,20 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut args = vec![&b"CF.RESERVE"[..], b"key"];
     args.extend(&pieces);
-    if let Ok(params) = parse::cuckoo_reserve(&args) {
+    if let Ok(params) = cuckoo_parse::reserve(&args) {
         assert!((1..=MAX_BUCKET_SIZE).contains(&params.bucket_size) && params.max_iterations >= 1);
         assert!(params.expansion <= MAX_CUCKOO_EXPANSION);
         assert!(params.capacity >= 2 * u64::from(params.bucket_size));
     }
     args[0] = b"CF.INSERT";
-    if let Ok(insert) = parse::cuckoo_insert(&args) {
+    if let Ok(insert) = cuckoo_parse::insert(&args) {
         assert!(insert.first_item >= 3 && insert.first_item < args.len(), "INSERT needs an item");
         assert!(insert.params.capacity >= 2 * u64::from(insert.params.bucket_size));
         let rate_is_an_argument = insert.rate_arg.is_none_or(|index| index > 2 && index < insert.first_item);
         assert!(rate_is_an_argument && (insert.rate_arg.is_some() || insert.params.width.is_redisbloom()));
     }
     for piece in &pieces {
-        let _ = parse::integer(piece);
-        let _ = parse::float(piece);
+        let _ = primitives::integer(piece);
+        let _ = primitives::float(piece);
     }
 });

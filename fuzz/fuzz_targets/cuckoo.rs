@@ -13,11 +13,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redbloom_fuzz::filter::bits::ByteArray;
-use redbloom_fuzz::filter::cuckoo::encoding::{HEADER_BYTES, WIDE_HEADER_BYTES};
-use redbloom_fuzz::filter::cuckoo::{CuckooFilter, CuckooHash, Inserted, Limits, DEFAULT_MAX_SUB_FILTERS};
-use redbloom_fuzz::filter::encoding::DecodeError;
-use redbloom_fuzz::filter::redisbloom::encoding::RdbSource;
+use redbloom_fuzz::core::bytes::ByteArray;
+use redbloom_fuzz::core::cuckoo::encoding::{HEADER_BYTES, WIDE_HEADER_BYTES};
+use redbloom_fuzz::core::cuckoo::{CuckooFilter, CuckooHash, Inserted, Limits, DEFAULT_MAX_SUB_FILTERS};
+use redbloom_fuzz::core::decode::DecodeError;
+use redbloom_fuzz::core::decode::RdbSource;
 
 /// Below the other targets' budget: each run zeroes, copies and compacts whole filters, and
 /// small ones keep the fuzzer fast.
@@ -39,7 +39,11 @@ impl Input<'_> {
         if self.take(1).ok_or(short)? != [tag] {
             return Err(short);
         }
-        let len = if tag == 0 { 8 } else { usize::from(u16::from_le_bytes(self.take(2).ok_or(short)?.try_into().unwrap())) };
+        let len = if tag == 0 {
+            8
+        } else {
+            usize::from(u16::from_le_bytes(self.take(2).ok_or(short)?.try_into().unwrap()))
+        };
         self.take(len).ok_or(short)
     }
 }
@@ -88,8 +92,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let Some(mut filter) = filter else { return };
 
-    let mut copy =
-        CuckooFilter::from_header(filter.header().as_bytes(), FUZZ_BUDGET).expect("a loaded filter's own header");
+    let mut copy = CuckooFilter::from_header(filter.header().as_bytes(), FUZZ_BUDGET)
+        .expect("a loaded filter's own header");
     let mut iterator = 1;
     while let Some((next, chunk)) = filter.chunk(iterator) {
         assert!(copy.load_chunk(next, chunk), "a chunk SCANDUMP gave back");
@@ -99,7 +103,9 @@ fuzz_target!(|data: &[u8]| {
 
     let items: Vec<CuckooHash> = (0..64u32).map(|n| filter.hash(&n.to_le_bytes())).collect();
     for &item in &items {
-        if filter.insert(item, Limits { max_bytes: FUZZ_BUDGET, max_sub_filters: DEFAULT_MAX_SUB_FILTERS }) == Inserted::Added {
+        if filter.insert(item, Limits { max_bytes: FUZZ_BUDGET, max_sub_filters: DEFAULT_MAX_SUB_FILTERS })
+            == Inserted::Added
+        {
             assert!(filter.contains(item));
             assert!(filter.count(item) >= 1);
         }

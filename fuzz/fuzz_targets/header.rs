@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redbloom_fuzz::filter::Filter;
+use redbloom_fuzz::core::bloom::Filter;
 use redbloom_fuzz::FUZZ_BUDGET;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redbloom_fuzz::filter::{Filter, FilterError, Format};
+use redbloom_fuzz::core::bloom::{Filter, FilterError, Format};
 
 fuzz_target!(|data: &[u8]| {
     let Some((setup, operations)) = data.split_first_chunk::<4>() else { return };

@@ -5,10 +5,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redbloom_fuzz::filter::bits::ByteArray;
-use redbloom_fuzz::filter::encoding::DecodeError;
-use redbloom_fuzz::filter::redisbloom::encoding::{load_rdb, RdbSource};
-use redbloom_fuzz::filter::Filter;
+use redbloom_fuzz::core::bloom::redisbloom::encoding::load_rdb;
+use redbloom_fuzz::core::bloom::Filter;
+use redbloom_fuzz::core::bytes::ByteArray;
+use redbloom_fuzz::core::decode::DecodeError;
+use redbloom_fuzz::core::decode::RdbSource;
 use redbloom_fuzz::FUZZ_BUDGET;
 
 struct Input<'a>(&'a [u8]);

@@ -1,17 +1,27 @@
-//! The module's Redis-free code, compiled from its own sources for the fuzz targets: the
-//! filter core and the argument parsers.
-#![allow(dead_code)]
+//! What the fuzz targets reach: the filters (`redbloom-core`, a dependency) and the module's
+//! argument parsers, which are pure but live in the module crate. Those are compiled here from
+//! their own sources, at the module paths they name each other by (`crate::shared::...`).
 
-#[path = "../../src/filter/mod.rs"]
-pub mod filter;
+pub use redbloom_core as core;
 
-// The parsers name their error type as `super::BfError`: here the crate root.
-#[path = "../../src/commands/error.rs"]
-mod error;
-#[path = "../../src/commands/parse.rs"]
-pub mod parse;
+/// The parsers' shared ground: the error replies and Redis's reading of numbers.
+#[path = "../../src/shared"]
+pub mod shared {
+    pub mod error;
+    pub mod parse;
+}
 
-pub use error::BfError;
+/// BF.* arguments.
+#[path = "../../src/bloom"]
+pub mod bloom {
+    pub mod parse;
+}
+
+/// CF.* arguments.
+#[path = "../../src/cuckoo"]
+pub mod cuckoo {
+    pub mod parse;
+}
 
 /// Memory the targets let one decoded filter take: enough for real shapes, small enough
 /// that the fuzzer's memory limit is never the finding.

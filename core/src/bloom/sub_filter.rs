@@ -1,0 +1,124 @@
+//! One fixed-size Bloom filter: a link of the scalable chain.
+
+use super::bits::BlockArray;
+use super::hash::ItemHash;
+use super::params::Layout;
+use crate::bytes::{AllocationFailed, ByteArray};
+
+/// One link of a [`BloomFilter`](super::BloomFilter): a blocked bit array of fixed size, the
+/// parameters it was sized for, and the items it took.
+pub struct SubFilter {
+    capacity: u64,
+    error_rate: f64,
+    layout: Layout,
+    /// Items added to this link; the link is full when it reaches `capacity`.
+    items: u64,
+    bits: BlockArray,
+}
+
+impl SubFilter {
+    /// An empty link sized for `capacity` items at `error_rate`. The caller has checked the
+    /// parameters and the memory budget (see [`Layout::for_capacity`]).
+    pub fn try_new(capacity: u64, error_rate: f64, layout: Layout) -> Result<SubFilter, AllocationFailed> {
+        Ok(SubFilter { capacity, error_rate, layout, items: 0, bits: BlockArray::try_zeroed(layout.blocks)? })
+    }
+
+    /// A link rebuilt from decoded parameters and its bits; `None` when the bits are not
+    /// the layout's size (or could not be aligned).
+    pub fn restore(
+        capacity: u64,
+        error_rate: f64,
+        layout: Layout,
+        items: u64,
+        bits: ByteArray,
+    ) -> Option<SubFilter> {
+        if bits.len() as u64 != layout.bits() / 8 {
+            return None;
+        }
+        Some(SubFilter { capacity, error_rate, layout, items, bits: BlockArray::from_bytes(bits)? })
+    }
+
+    /// A deep copy, bits included.
+    pub fn try_clone(&self) -> Result<SubFilter, AllocationFailed> {
+        Ok(SubFilter {
+            capacity: self.capacity,
+            error_rate: self.error_rate,
+            layout: self.layout,
+            items: self.items,
+            bits: self.bits.try_clone()?,
+        })
+    }
+
+    /// Whether all the item's bits, in each of its blocks, are set. They are for every item
+    /// added; for an item never added, about as often as the link's error rate.
+    #[inline]
+    pub fn contains(&self, hash: &ItemHash) -> bool {
+        let Layout { blocks, hashes, blocks_per_item } = self.layout;
+        let bits = self.bits.as_slice();
+        (0..blocks_per_item)
+            .all(|nth| bits[hash.block_index(blocks, nth)].test_all(hash.bit_positions(hashes, nth)))
+    }
+
+    /// Sets the item's bits. When one of them was clear the item was not (probably) present:
+    /// it is counted and the answer is `true`; otherwise nothing changed and it is `false`.
+    /// Testing and setting in one pass touches the block once.
+    #[inline]
+    pub fn insert(&mut self, hash: &ItemHash) -> bool {
+        let Layout { blocks, hashes, blocks_per_item } = self.layout;
+        let bits = self.bits.as_mut_slice();
+        let mut added = false;
+        for nth in 0..blocks_per_item {
+            added |= bits[hash.block_index(blocks, nth)].set_all(hash.bit_positions(hashes, nth));
+        }
+        self.items += u64::from(added);
+        added
+    }
+
+    /// Asks the CPU to start loading the item's blocks, one cache line each.
+    #[inline]
+    pub fn prefetch(&self, hash: &ItemHash) {
+        for nth in 0..self.layout.blocks_per_item {
+            self.bits.prefetch(hash.block_index(self.layout.blocks, nth));
+        }
+    }
+
+    /// Whether the link has taken `capacity` items: the chain adds no more to it.
+    pub fn is_full(&self) -> bool {
+        self.items >= self.capacity
+    }
+
+    /// Items the link was sized for.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The false-positive rate the link was sized for: its share of the chain's.
+    pub fn error_rate(&self) -> f64 {
+        self.error_rate
+    }
+
+    /// Its blocks and the bits set per item.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Items added to the link (inserts that answered `true`).
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// The bits as bytes, in the order [`super::bits`] documents: what a dump writes.
+    pub fn bytes(&self) -> &[u8] {
+        self.bits.as_bytes()
+    }
+
+    /// The bits as writable bytes: where a dump's chunks are loaded.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.bits.as_bytes_mut()
+    }
+
+    /// Length of the bits in bytes: [`Layout::bits`] / 8.
+    pub fn byte_len(&self) -> usize {
+        self.bits.byte_len()
+    }
+}

@@ -1,0 +1,183 @@
+//! Fallibly allocated byte arrays, which every filter's bits and slots live in: a failed
+//! allocation is an error the caller answers, never an abort of the server.
+
+use std::alloc::{self, Layout as AllocLayout};
+use std::ptr::NonNull;
+
+/// An allocation failed: the caller answers "insufficient memory".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocationFailed;
+
+/// A fallibly allocated byte array, owned like a `Box<[u8]>`. Every filter keeps its bits or
+/// slots in one: the Bloom filter's blocked layout views it as 512-bit blocks, RedisBloom's
+/// layouts as plain bytes.
+pub struct ByteArray {
+    pointer: NonNull<u8>,
+    len: usize,
+    /// How the memory goes back: to the global allocator, or to whoever handed it over.
+    release: Release,
+}
+
+/// A function that frees memory handed over by its owner (Redis's `RedisModule_Free`).
+pub type FreeFunction = unsafe extern "C" fn(*mut std::ffi::c_void);
+
+#[derive(Clone, Copy)]
+enum Release {
+    /// Allocated here with this alignment, which freeing must name again.
+    GlobalAllocator { align: usize },
+    /// Taken over from another owner, freed by its function.
+    Function(FreeFunction),
+}
+
+// SAFETY: ByteArray owns its allocation exclusively, like a Box<[u8]>.
+unsafe impl Send for ByteArray {}
+unsafe impl Sync for ByteArray {}
+
+/// Arrays allocated here start on a cache line, so that a block or bucket laid out from the
+/// start never straddles two.
+pub const CACHE_LINE: usize = 64;
+const ALIGNMENT: usize = CACHE_LINE;
+
+/// Only for the dangling pointer of an empty array, which must be aligned as a full one is.
+#[repr(C, align(64))]
+struct CacheLine([u8; CACHE_LINE]);
+
+impl ByteArray {
+    /// Allocates `len` zeroed bytes, or fails without aborting.
+    ///
+    /// A `Vec` would abort the whole server when the allocator says no; this goes to the
+    /// allocator directly and turns a null pointer into an error.
+    pub fn try_zeroed(len: u64) -> Result<ByteArray, AllocationFailed> {
+        let len = usize::try_from(len).map_err(|_| AllocationFailed)?;
+        if len == 0 {
+            return Ok(ByteArray::empty());
+        }
+        let layout = AllocLayout::from_size_align(len, ALIGNMENT).map_err(|_| AllocationFailed)?;
+        // SAFETY: the layout has a non-zero size.
+        let pointer = unsafe { alloc::alloc_zeroed(layout) };
+        let pointer = NonNull::new(pointer).ok_or(AllocationFailed)?;
+        Ok(ByteArray { pointer, len, release: Release::GlobalAllocator { align: ALIGNMENT } })
+    }
+
+    fn empty() -> ByteArray {
+        ByteArray {
+            pointer: NonNull::<CacheLine>::dangling().cast(),
+            len: 0,
+            release: Release::GlobalAllocator { align: ALIGNMENT },
+        }
+    }
+
+    /// A copy of `bytes` in an array of its own.
+    pub fn try_copy_of(bytes: &[u8]) -> Result<ByteArray, AllocationFailed> {
+        let mut copy = ByteArray::try_zeroed(bytes.len() as u64)?;
+        copy.as_mut_slice().copy_from_slice(bytes);
+        Ok(copy)
+    }
+
+    /// Takes over `len` bytes at `pointer`, which the caller hands over with the function
+    /// that frees them, so that a buffer read from a file becomes a filter's bits without
+    /// being copied. The bytes are only ever read and written as bytes: no alignment needed.
+    ///
+    /// # Safety
+    /// `pointer` holds `len` initialised bytes, is owned by nobody else from now on, and is
+    /// freed by calling `free` on it, once.
+    pub unsafe fn take_over(pointer: NonNull<u8>, len: usize, free: FreeFunction) -> ByteArray {
+        ByteArray { pointer, len, release: Release::Function(free) }
+    }
+
+    /// A copy allocated here, so on a cache line even when `self` was taken over.
+    pub fn try_clone(&self) -> Result<ByteArray, AllocationFailed> {
+        ByteArray::try_copy_of(self.as_slice())
+    }
+
+    /// The whole array.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `pointer` points at `len` initialised bytes owned by self (or dangles, well
+        // aligned, with len 0, which slices allow).
+        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr(), self.len) }
+    }
+
+    /// The whole array, writable.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`, and `&mut self` makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.pointer.as_ptr(), self.len) }
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the array has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Asks the CPU to start loading the cache line holding byte `index`.
+    #[inline]
+    pub fn prefetch(&self, index: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if index < self.len {
+            // SAFETY: the address lies inside the allocation; prefetching has no other effect.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(self.pointer.as_ptr().add(index).cast::<i8>());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = index;
+    }
+}
+
+impl Drop for ByteArray {
+    fn drop(&mut self) {
+        match self.release {
+            // SAFETY: handed over with the promise that `free` releases it (take_over).
+            Release::Function(free) => unsafe { free(self.pointer.as_ptr().cast()) },
+            Release::GlobalAllocator { align } if self.len > 0 => {
+                // The layout was valid when allocating, so it still is.
+                if let Ok(layout) = AllocLayout::from_size_align(self.len, align) {
+                    // SAFETY: allocated in try_zeroed with this very layout.
+                    unsafe { alloc::dealloc(self.pointer.as_ptr(), layout) }
+                }
+            }
+            Release::GlobalAllocator { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_arrays_of_any_length_start_clear() {
+        for len in [0u64, 1, 8, 100, 4097] {
+            let bytes = ByteArray::try_zeroed(len).unwrap();
+            assert_eq!(bytes.as_slice().len() as u64, len);
+            assert!(bytes.as_slice().iter().all(|&byte| byte == 0));
+        }
+    }
+
+    #[test]
+    fn a_buffer_taken_over_is_kept_and_freed_by_its_owner() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static FREED: AtomicUsize = AtomicUsize::new(0);
+        unsafe extern "C" fn free(pointer: *mut std::ffi::c_void) {
+            FREED.fetch_add(1, Ordering::SeqCst);
+            // SAFETY: allocated below with this layout.
+            unsafe { alloc::dealloc(pointer.cast(), AllocLayout::from_size_align(24, 1).unwrap()) }
+        }
+        // SAFETY: a fresh allocation, filled, then handed over with the function that frees it.
+        let adopted = unsafe {
+            let pointer = NonNull::new(alloc::alloc(AllocLayout::from_size_align(24, 1).unwrap())).unwrap();
+            std::ptr::write_bytes(pointer.as_ptr(), 7, 24);
+            ByteArray::take_over(pointer, 24, free)
+        };
+        assert_eq!(adopted.as_slice(), &[7; 24]);
+        let copy = adopted.try_clone().unwrap();
+        drop(adopted);
+        assert_eq!(FREED.load(Ordering::SeqCst), 1);
+        assert_eq!(copy.as_slice(), &[7; 24]);
+    }
+}

@@ -1,0 +1,70 @@
+//! What every decoder shares: its error, a reader of little-endian header fields, and the
+//! source of an RDB record's values. Decoders trust nothing they read: every field is checked
+//! before it is used, and nothing is allocated for a record that is refused.
+
+use crate::bytes::ByteArray;
+
+/// Why stored data (a header, an RDB record) was refused. Nothing of it is kept: the caller
+/// answers an error or fails the load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Not a header this version wrote, or one that describes no real filter.
+    Malformed(&'static str),
+    /// A valid header for a filter beyond the memory budget.
+    TooLarge,
+    /// The allocator had no memory for it.
+    OutOfMemory,
+}
+
+/// The values of an RDB record, read in order. Each read fails on a short or corrupt file.
+pub trait RdbSource {
+    /// An unsigned 64-bit integer.
+    fn unsigned(&mut self) -> Result<u64, DecodeError>;
+    /// A double, bit for bit as it was saved: decoders compare error rates exactly.
+    fn double(&mut self) -> Result<f64, DecodeError>;
+    /// A string, in an array of its own: a link's bits are kept as read, never copied, so
+    /// that loading needs no memory beyond the filter's.
+    fn bytes(&mut self) -> Result<ByteArray, DecodeError>;
+}
+
+/// Little-endian fields read off a header, each read failing on a truncated one.
+pub struct Reader<'a>(pub &'a [u8]);
+
+impl<'a> Reader<'a> {
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.0.len() < n {
+            return Err(DecodeError::Malformed("header is truncated"));
+        }
+        let (taken, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(taken)
+    }
+
+    /// The next `N` bytes, as an array.
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut array = [0; N];
+        array.copy_from_slice(self.take(N)?);
+        Ok(array)
+    }
+
+    /// The next byte.
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    /// The next 4 bytes, as a little-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    /// The next 8 bytes, as a little-endian `u64`.
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// The next 8 bytes, as the little-endian bits of an `f64`.
+    pub fn f64(&mut self) -> Result<f64, DecodeError> {
+        Ok(f64::from_le_bytes(self.array()?))
+    }
+}

@@ -1,0 +1,193 @@
+//! BF.* argument parsing: pure functions over the arguments' bytes (the command name first),
+//! unit-tested and fuzzed without a server. The error strings live in `shared/error.rs`.
+
+use crate::shared::error::BfError;
+use crate::shared::parse::{float, integer, is_keyword};
+use redbloom_core::bloom::{params, Filter, FilterError, Format};
+
+/// Everything needed to create a filter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Creation {
+    pub capacity: u64,
+    pub error_rate: f64,
+    /// 0 for non-scaling.
+    pub expansion: u32,
+    pub format: Format,
+}
+
+impl Creation {
+    pub fn try_build(&self, max_bytes: usize) -> Result<Filter, FilterError> {
+        Filter::try_new(self.format, self.capacity, self.error_rate, self.expansion, max_bytes)
+    }
+}
+
+/// A valid error rate (capped at 0.25), or `out_of_range` when outside (0, 1).
+fn error_rate_in_range(rate: f64, out_of_range: BfError) -> Result<f64, BfError> {
+    params::checked_error_rate(rate).ok_or(out_of_range)
+}
+
+/// What a creating command asked for, once checked.
+#[derive(Debug, PartialEq)]
+pub struct Parsed {
+    /// `None` for BF.INSERT's NOCREATE.
+    pub creation: Option<Creation>,
+    /// BF.INSERT: the argument where the items start.
+    pub first_item: usize,
+    /// An error rate above 0.25 that was capped, worth a line in the log.
+    pub capped_rate: Option<f64>,
+}
+
+/// BF.RESERVE key `error_rate` capacity [EXPANSION n] [NONSCALING] [FORMAT f]. Options may come
+/// in any order and anything unknown is skipped: some clients send the expansion number
+/// without its keyword.
+/// `defaults` gives the expansion and format when they are not named.
+pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
+    let asked_rate = args.get(2).and_then(|arg| float(arg)).ok_or(BfError::BadErrorRate)?;
+    let error_rate = error_rate_in_range(asked_rate, BfError::ErrorRateOutOfRange)?;
+    let capacity = args.get(3).and_then(|arg| integer(arg)).ok_or(BfError::BadCapacity)?;
+    if !params::capacity_in_range(capacity) {
+        return Err(BfError::CapacityOutOfRange);
+    }
+    let mut expansion = None;
+    let mut nonscaling = false;
+    let mut format = defaults.format;
+    let mut index = 4;
+    while let Some(token) = args.get(index) {
+        if is_keyword(token, "FORMAT") {
+            format = args.get(index + 1).and_then(|name| Format::named(name)).ok_or(BfError::BadFormat)?;
+            index += 2;
+        } else if is_keyword(token, "EXPANSION") {
+            let value = args.get(index + 1).ok_or(BfError::NoExpansion)?;
+            let value = integer(value).ok_or(BfError::BadExpansion)?;
+            if !params::expansion_in_range(value) {
+                return Err(BfError::ExpansionOutOfRange);
+            }
+            expansion = Some(value as u32);
+            index += 2;
+        } else {
+            nonscaling |= is_keyword(token, "NONSCALING");
+            index += 1;
+        }
+    }
+    let expansion = scaling(expansion, nonscaling, defaults.expansion)?;
+    Ok(Parsed {
+        creation: Some(Creation { capacity: capacity as u64, error_rate, expansion, format }),
+        first_item: args.len(),
+        capped_rate: (error_rate != asked_rate).then_some(asked_rate),
+    })
+}
+
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
+/// ITEMS item ... What is not given comes from `defaults`.
+pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
+    let mut creation = defaults;
+    let mut capped_rate = None;
+    let mut expansion_given = None;
+    let mut nocreate = false;
+    let mut nonscaling = false;
+    let mut index = 2;
+    let first_item = loop {
+        let token = args.get(index).ok_or(BfError::WrongArity)?;
+        let value = || args.get(index + 1).ok_or(BfError::WrongArity);
+        if is_keyword(token, "CAPACITY") {
+            let capacity = integer(value()?).filter(|&c| params::capacity_in_range(c));
+            creation.capacity = capacity.ok_or(BfError::InsertBadCapacity)? as u64;
+            index += 2;
+        } else if is_keyword(token, "ERROR") {
+            let rate = float(value()?).ok_or(BfError::InsertBadErrorRate)?;
+            creation.error_rate = error_rate_in_range(rate, BfError::InsertBadErrorRate)?;
+            capped_rate = (creation.error_rate != rate).then_some(rate);
+            index += 2;
+        } else if is_keyword(token, "EXPANSION") {
+            let expansion = integer(value()?).filter(|&e| params::expansion_in_range(e));
+            expansion_given = Some(expansion.ok_or(BfError::InsertBadExpansion)? as u32);
+            index += 2;
+        } else if is_keyword(token, "FORMAT") {
+            creation.format = Format::named(value()?).ok_or(BfError::BadFormat)?;
+            index += 2;
+        } else if is_keyword(token, "NOCREATE") {
+            nocreate = true;
+            index += 1;
+        } else if is_keyword(token, "NONSCALING") {
+            nonscaling = true;
+            index += 1;
+        } else if is_keyword(token, "ITEMS") {
+            break index + 1;
+        } else {
+            return Err(BfError::UnknownArgument);
+        }
+    };
+    if first_item >= args.len() {
+        return Err(BfError::WrongArity);
+    }
+    creation.expansion = scaling(expansion_given, nonscaling, defaults.expansion)?;
+    Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
+}
+
+/// The expansion a new filter gets from EXPANSION and NONSCALING, which contradict each
+/// other when both are given with a non-zero expansion.
+fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32, BfError> {
+    match (expansion, nonscaling) {
+        (Some(expansion), true) if expansion > 0 => Err(BfError::NonScalingCannotExpand),
+        (_, true) => Ok(0),
+        (Some(expansion), false) => Ok(expansion),
+        (None, false) => Ok(default),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEFAULTS: Creation =
+        Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom };
+
+    fn args(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    #[test]
+    fn reserve_reads_options_anywhere_and_skips_the_unknown() {
+        let parsed = reserve(&args("BF.RESERVE k 0.001 500 4 NONSCALING"), DEFAULTS).unwrap();
+        let expected = Creation { capacity: 500, error_rate: 0.001, expansion: 0, ..DEFAULTS };
+        assert_eq!(parsed.creation, Some(expected));
+        let parsed = reserve(&args("BF.RESERVE k 0.9 5 expansion 7"), DEFAULTS).unwrap();
+        assert_eq!(
+            parsed.creation,
+            Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7, ..DEFAULTS })
+        );
+        assert_eq!(parsed.capped_rate, Some(0.9));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS), Err(BfError::NoExpansion));
+        assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(BfError::BadErrorRate));
+    }
+
+    #[test]
+    fn format_is_named_in_either_command() {
+        let parsed = reserve(&args("BF.RESERVE k 0.01 5 format RedisBloom"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation.unwrap().format, Format::RedisBloom);
+        let parsed = insert(&args("BF.INSERT k FORMAT redbloom ITEMS a"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation.unwrap().format, Format::Redbloom);
+        let redisbloom_default = Creation { format: Format::RedisBloom, ..DEFAULTS };
+        let parsed = insert(&args("BF.INSERT k NONSCALING ITEMS a"), redisbloom_default).unwrap();
+        assert_eq!(parsed.creation.unwrap().format, Format::RedisBloom);
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT"), DEFAULTS), Err(BfError::BadFormat));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT other"), DEFAULTS), Err(BfError::BadFormat));
+        assert_eq!(insert(&args("BF.INSERT k FORMAT x ITEMS a"), DEFAULTS), Err(BfError::BadFormat));
+    }
+
+    #[test]
+    fn insert_takes_defaults_for_what_is_not_given() {
+        let parsed = insert(&args("BF.INSERT k ERROR 0.5 NOCREATE ITEMS a b"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation, None);
+        assert_eq!(parsed.first_item, 6);
+        assert_eq!(parsed.capped_rate, Some(0.5));
+        let parsed = insert(&args("BF.INSERT k capacity 9 ITEMS a"), DEFAULTS).unwrap();
+        assert_eq!(parsed.creation, Some(Creation { capacity: 9, ..DEFAULTS }));
+        assert_eq!(insert(&args("BF.INSERT k ITEMS"), DEFAULTS), Err(BfError::WrongArity));
+        assert_eq!(insert(&args("BF.INSERT k CAPACITY"), DEFAULTS), Err(BfError::WrongArity));
+        assert_eq!(
+            insert(&args("BF.INSERT k CAPACITY 0 ITEMS a"), DEFAULTS),
+            Err(BfError::InsertBadCapacity)
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! CF.ADD, CF.ADDNX, CF.INSERT and CF.INSERTNX: add items, creating the filter when the key is
+//! missing. Every write is replicated as sent: the filter is deterministic, and filters created
+//! by a command have fixed defaults (ERROR picks the same width everywhere), so replicas and
+//! the AOF build the same bytes.
+
+use super::datatype::METRICS;
+use super::parse::{self, CuckooInsert};
+use super::reserve::{filter_or_create, limits};
+use crate::shared::call::Call;
+use crate::shared::error::BfError;
+use crate::shared::metrics::{self, Measured};
+use redbloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams, Inserted};
+use std::ffi::CStr;
+
+/// CF.ADD key item: stores the item (again, if it is there already).
+pub fn add(call: &Call) -> Result<(), BfError> {
+    add_one(call, false, c"cf.add")
+}
+
+/// CF.ADDNX key item: 0 when the item tests present.
+pub fn addnx(call: &Call) -> Result<(), BfError> {
+    add_one(call, true, c"cf.addnx")
+}
+
+fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), BfError> {
+    let mut key = call.open_key_for_writing();
+    let filter = filter_or_create(call, &mut key, CuckooParams::default(), true)?.ok_or(BfError::Internal)?;
+    let limits = limits(call);
+    if filter.at_sub_filter_limit(limits.max_sub_filters) {
+        METRICS.count_full_errors(1);
+        return Err(BfError::CfMaxExpansions);
+    }
+    let item = filter.hash_and_prefetch(call.arg(2));
+    if only_new && filter.contains(item) {
+        call.replicate_verbatim();
+        call.reply_bool(false);
+        return Ok(());
+    }
+    let before = filter.footprint();
+    match filter.insert(item, limits) {
+        Inserted::Added => {
+            METRICS.count_adds(1);
+            metrics::changed(before, &*filter);
+            call.replicate_verbatim();
+            call.notify(event);
+            call.reply_bool(true);
+            Ok(())
+        }
+        Inserted::NoRoom => {
+            METRICS.count_full_errors(1);
+            Err(BfError::CfFull)
+        }
+    }
+}
+
+/// CF.INSERT key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]: per item 1, or
+/// -1 for no room (false under RESP3).
+pub fn insert(call: &Call) -> Result<(), BfError> {
+    insert_items(call, false, c"cf.insert")
+}
+
+/// CF.INSERTNX: per item 1, 0 when it tests present, -1 for no room, integers under both
+/// protocols.
+pub fn insertnx(call: &Call) -> Result<(), BfError> {
+    insert_items(call, true, c"cf.insertnx")
+}
+
+fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), BfError> {
+    let CuckooInsert { params, rate_arg, no_create, first_item } = parse::insert(&call.args())?;
+    let mut key = call.open_key_for_writing();
+    let created = key.get::<CuckooFilter>()?.is_none() && !no_create;
+    let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(BfError::NotFound)?;
+    let limits = limits(call);
+    if filter.at_sub_filter_limit(limits.max_sub_filters) {
+        METRICS.count_full_errors(call.argc() - first_item);
+        return Err(BfError::CfMaxExpansions);
+    }
+    let before = filter.footprint();
+    let items: Vec<CuckooHash> = call.args_from(first_item).map(|item| filter.hash(item)).collect();
+    for &item in &items {
+        filter.prefetch(item);
+    }
+    let resp3 = call.is_resp3();
+    let mut added = Vec::new();
+    // Items the filter had no room for.
+    let mut refused = 0;
+    call.reply_array(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        let outcome =
+            if only_new { filter.insert_new(item, limits) } else { Some(filter.insert(item, limits)) };
+        let answer = match outcome {
+            Some(Inserted::Added) => {
+                added.push(call.arg(first_item + index));
+                1
+            }
+            Some(Inserted::NoRoom) => {
+                refused += 1;
+                -1
+            }
+            None => 0,
+        };
+        // RedisBloom answers CF.INSERT with booleans under RESP3, CF.INSERTNX with integers.
+        if resp3 && !only_new {
+            call.reply_bool(answer == 1);
+        } else {
+            call.reply_integer(answer);
+        }
+    }
+    METRICS.count_adds(added.len());
+    METRICS.count_full_errors(refused);
+    metrics::changed(before, &*filter);
+    if refused == 0 {
+        call.replicate_verbatim();
+    } else if !added.is_empty() {
+        // No room here may be room on a replica (whose budget is unlimited): send it only the
+        // items that were added, which then land exactly where they landed here.
+        let capacity = params.capacity.to_string();
+        let mut args: Vec<&[u8]> = vec![call.arg(1)];
+        if created {
+            args.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
+        }
+        if let Some(rate) = rate_arg.filter(|_| created) {
+            args.extend([&b"ERROR"[..], call.arg(rate)]);
+        }
+        args.push(b"ITEMS");
+        args.extend(added.iter().copied());
+        call.replicate("CF.INSERT", &args);
+    }
+    if !added.is_empty() {
+        call.notify(event);
+    }
+    Ok(())
+}

@@ -1,0 +1,14 @@
+//! Cuckoo filters (`MBbloomCF`, and `rbCF-wide` for wider fingerprints; CF.*): the filter
+//! itself is `redbloom_core::cuckoo`; here are its type callbacks ([`datatype`]) and its
+//! commands ([`commands`] lists them, one file per family: [`reserve`], [`add`], [`query`],
+//! [`delete`], [`info`], [`dump`]), whose arguments [`parse`] reads.
+
+mod add;
+pub mod commands;
+pub mod datatype;
+mod delete;
+mod dump;
+mod info;
+mod parse;
+mod query;
+mod reserve;

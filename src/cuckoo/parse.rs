@@ -1,0 +1,174 @@
+//! CF.* argument parsing: pure functions over the arguments' bytes (the command name first),
+//! unit-tested and fuzzed without a server. The error strings live in `shared/error.rs`.
+
+use crate::shared::error::BfError;
+use crate::shared::parse::{float, integer, is_keyword};
+use redbloom_core::cuckoo::{
+    CuckooParams, Width, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_BUCKET_SIZE,
+    MAX_EXPANSION,
+};
+
+/// CF.INSERT and CF.INSERTNX: where the items start, and the filter to create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooInsert {
+    pub params: CuckooParams,
+    /// The argument holding ERROR's rate, to replicate as it was sent.
+    pub rate_arg: Option<usize>,
+    pub no_create: bool,
+    pub first_item: usize,
+}
+
+/// The rate of a cuckoo filter's `ERROR` (an extension: RedisBloom's fingerprints have one
+/// width), a number in (0, 1); it picks the width and the bucket size.
+fn error_rate_value(value: &[u8], unparsable: BfError) -> Result<f64, BfError> {
+    float(value).filter(|rate| *rate > 0.0 && *rate < 1.0).ok_or(unparsable)
+}
+
+/// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] [ERROR rate]`,
+/// checked in RedisBloom's order: the argument count, the capacity, each option (found
+/// anywhere among the arguments, the first occurrence winning, as RedisBloom finds them), then
+/// the capacity against the bucket size. ERROR, redbloom's, is looked for after the capacity
+/// only, so that a key named `error` means nothing.
+pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, BfError> {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
+        return Err(BfError::WrongArity);
+    }
+    let capacity = integer(args[2]).ok_or(BfError::InsertBadCapacity)?;
+    let option = |name: &str, min: u16, max: u16, unparsable: BfError, out_of_range: BfError| {
+        let Some(position) = args.iter().position(|arg| is_keyword(arg, name)) else {
+            return Ok(None);
+        };
+        // RedisBloom reads past its arguments when the name comes last; here it is unparsable.
+        let value = args.get(position + 1).and_then(|value| integer(value)).ok_or(unparsable)?;
+        let value = u16::try_from(value).ok().filter(|value| (min..=max).contains(value));
+        value.map(Some).ok_or(out_of_range)
+    };
+    let max_iterations = option(
+        "MAXITERATIONS",
+        1,
+        u16::MAX,
+        BfError::CfBadMaxIterations,
+        BfError::CfMaxIterationsOutOfRange,
+    )?;
+    let bucket_size =
+        option("BUCKETSIZE", 1, MAX_BUCKET_SIZE, BfError::CfBadBucketSize, BfError::CfBucketSizeOutOfRange)?;
+    let expansion =
+        option("EXPANSION", 0, MAX_EXPANSION, BfError::CfBadExpansion, BfError::CfExpansionOutOfRange)?;
+    let (width, bucket_size) = match args[3..].iter().position(|arg| is_keyword(arg, "ERROR")) {
+        Some(position) => {
+            let value = args.get(3 + position + 1).ok_or(BfError::CfBadErrorRate)?;
+            let rate = error_rate_value(value, BfError::CfBadErrorRate)?;
+            if capacity < 2 {
+                return Err(BfError::CfCapacityTooSmall);
+            }
+            Width::for_error_rate(rate, bucket_size, capacity as u64).ok_or(BfError::CfErrorRateTooSmall)?
+        }
+        None => (Width::Eight, bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE)),
+    };
+    if capacity < 2 * i64::from(bucket_size) {
+        return Err(BfError::CfCapacityTooSmall);
+    }
+    Ok(CuckooParams {
+        capacity: capacity as u64,
+        bucket_size,
+        max_iterations: max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS),
+        expansion: expansion.unwrap_or(DEFAULT_EXPANSION),
+        width,
+    })
+}
+
+/// `CF.INSERT[NX] key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]`. As in
+/// RedisBloom, an option is known by its first letter, the last CAPACITY wins, everything
+/// after ITEMS is an item, and the capacity is checked even when the filter exists. ERROR is
+/// redbloom's and spelled out: to RedisBloom any other word of `e` is unknown.
+pub fn insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
+    let mut parsed =
+        CuckooInsert { params: CuckooParams::default(), rate_arg: None, no_create: false, first_item: 0 };
+    let mut rate = None;
+    let mut index = 2;
+    while index < args.len() {
+        if is_keyword(args[index], "ERROR") {
+            let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
+            rate = Some(error_rate_value(value, BfError::InsertBadErrorRate)?);
+            parsed.rate_arg = Some(index + 1);
+            index += 2;
+            continue;
+        }
+        match args[index].first().map(u8::to_ascii_lowercase) {
+            Some(b'c') => {
+                let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
+                let capacity = integer(value).ok_or(BfError::InsertBadCapacity)?;
+                if capacity < 2 * i64::from(DEFAULT_BUCKET_SIZE) {
+                    return Err(BfError::CfCapacityTooSmall);
+                }
+                parsed.params.capacity = capacity as u64;
+                index += 2;
+            }
+            Some(b'n') => {
+                parsed.no_create = true;
+                index += 1;
+            }
+            Some(b'i') => {
+                parsed.first_item = index + 1;
+                break;
+            }
+            _ => return Err(BfError::UnknownArgument),
+        }
+    }
+    if parsed.first_item == 0 || parsed.first_item >= args.len() {
+        return Err(BfError::WrongArity);
+    }
+    // Checked whether or not the filter exists, as the capacity is.
+    if let Some(rate) = rate {
+        (parsed.params.width, parsed.params.bucket_size) =
+            Width::for_error_rate(rate, None, parsed.params.capacity).ok_or(BfError::CfErrorRateTooSmall)?;
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    #[test]
+    fn cuckoo_error_picks_the_width_and_changes_nothing_else() {
+        let default = reserve(&args("CF.RESERVE k 1000")).unwrap();
+        assert_eq!(default, CuckooParams { capacity: 1000, ..CuckooParams::default() });
+        let wide = reserve(&args("CF.RESERVE k 1000 ERROR 0.001 EXPANSION 2")).unwrap();
+        assert_eq!((wide.width, wide.bucket_size, wide.expansion), (Width::Sixteen, 8, 2));
+        let given = reserve(&args("CF.RESERVE k 1000 error 0.001 BUCKETSIZE 1")).unwrap();
+        assert_eq!((given.width, given.bucket_size), (Width::Sixteen, 1));
+        let key_named_error = reserve(&args("CF.RESERVE error 1000")).unwrap();
+        assert_eq!(key_named_error.width, Width::Eight);
+        for bad in ["0", "1", "-0.1", "x", "nan"] {
+            let line = format!("CF.RESERVE k 1000 ERROR {bad}");
+            assert_eq!(reserve(&args(&line)), Err(BfError::CfBadErrorRate), "{bad}");
+        }
+        assert_eq!(reserve(&args("CF.RESERVE k 1000 x ERROR")), Err(BfError::CfBadErrorRate));
+        assert_eq!(reserve(&args("CF.RESERVE k 1000 ERROR 1e-12")), Err(BfError::CfErrorRateTooSmall));
+        let small = reserve(&args("CF.RESERVE k 12 ERROR 0.001")).unwrap();
+        assert_eq!(
+            (small.width, small.bucket_size),
+            (Width::Sixteen, 4),
+            "the largest bucket that fits twice"
+        );
+        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR 0.1")), Err(BfError::CfCapacityTooSmall));
+        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR x")), Err(BfError::CfBadErrorRate));
+
+        let inserted = insert(&args("CF.INSERT k ERROR 1e-6 CAPACITY 500 ITEMS a")).unwrap();
+        assert_eq!(
+            (inserted.params.width, inserted.params.bucket_size, inserted.params.capacity),
+            (Width::ThirtyTwo, 8, 500)
+        );
+        assert_eq!((inserted.rate_arg, inserted.first_item), (Some(3), 7));
+        let plain = insert(&args("CF.INSERT k NOCREATE ITEMS a")).unwrap();
+        assert_eq!((plain.params, plain.rate_arg), (CuckooParams::default(), None));
+        assert_eq!(insert(&args("CF.INSERT k EXPANSION 2 ITEMS a")), Err(BfError::UnknownArgument));
+        assert_eq!(insert(&args("CF.INSERT k ERROR 2 ITEMS a")), Err(BfError::InsertBadErrorRate));
+        assert_eq!(insert(&args("CF.INSERT k ERROR")), Err(BfError::WrongArity));
+    }
+}

@@ -1,0 +1,209 @@
+//! One command call as the handlers see it: its arguments, its key, its replies, and the
+//! replication and keyspace notifications it sends. Every reply is one call into Redis.
+
+use super::config;
+use super::error::BfError;
+use super::keyspace::Key;
+use redis_module::raw;
+use std::ffi::{c_int, CStr};
+
+/// One command invocation: its context and arguments, and the replies, replication and
+/// notifications it sends.
+pub struct Call<'a> {
+    pub(super) ctx: *mut raw::RedisModuleCtx,
+    pub(super) argv: &'a [*mut raw::RedisModuleString],
+}
+
+impl<'a> Call<'a> {
+    pub fn argc(&self) -> usize {
+        self.argv.len()
+    }
+
+    /// Argument `index` as bytes; the command name is argument 0.
+    pub fn arg(&self, index: usize) -> &'a [u8] {
+        let Some(&string) = self.argv.get(index) else {
+            return &[];
+        };
+        let mut len = 0usize;
+        // SAFETY: `string` is a live argument of this call; the returned buffer lives as
+        // long as the argument, which outlives `'a`.
+        unsafe {
+            let pointer = raw::RedisModule_StringPtrLen.map_or(std::ptr::null(), |f| f(string, &raw mut len));
+            if pointer.is_null() {
+                return &[];
+            }
+            std::slice::from_raw_parts(pointer.cast::<u8>(), len)
+        }
+    }
+
+    /// Every argument, the command name first, for the parsers.
+    pub fn args(&self) -> Vec<&'a [u8]> {
+        self.args_from(0).collect()
+    }
+
+    pub fn args_from(&self, first: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {
+        (first..self.argc()).map(move |index| self.arg(index))
+    }
+
+    /// The key every BF.* command names at position 1.
+    pub fn key_name(&self) -> *mut raw::RedisModuleString {
+        self.argv[1]
+    }
+
+    pub fn open_key(&self) -> Key {
+        Key::open_read(self.ctx, self.key_name())
+    }
+
+    pub fn open_key_for_writing(&self) -> Key {
+        Key::open_write(self.ctx, self.key_name())
+    }
+
+    fn context_flags(&self) -> c_int {
+        // SAFETY: a live command context.
+        unsafe { raw::RedisModule_GetContextFlags.map_or(0, |f| f(self.ctx)) }
+    }
+
+    pub fn is_resp3(&self) -> bool {
+        self.context_flags() & raw::REDISMODULE_CTX_FLAGS_RESP3 as c_int != 0
+    }
+
+    /// The memory budget for a filter this call creates or grows. Commands from the master
+    /// or the AOF replay what was already accepted once: refusing them would make this
+    /// server diverge, so they have no budget.
+    pub fn max_filter_bytes(&self) -> usize {
+        if self.replayed() {
+            usize::MAX
+        } else {
+            config::max_filter_bytes()
+        }
+    }
+
+    /// Sent by the master, or replayed from the AOF: what was accepted once, which no limit
+    /// of this server may refuse.
+    pub fn replayed(&self) -> bool {
+        let replayed = (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) as c_int;
+        self.context_flags() & replayed != 0
+    }
+
+    pub fn replicate_verbatim(&self) {
+        raw::replicate_verbatim(self.ctx);
+    }
+
+    pub fn replicate(&self, command: &str, args: &[&[u8]]) {
+        raw::replicate(self.ctx, command, args);
+    }
+
+    /// A keyspace notification of class "generic" on the call's key.
+    pub fn notify(&self, event: &CStr) {
+        // SAFETY: live context and key name.
+        unsafe {
+            if let Some(notify) = raw::RedisModule_NotifyKeyspaceEvent {
+                notify(self.ctx, raw::REDISMODULE_NOTIFY_GENERIC as c_int, event.as_ptr(), self.key_name());
+            }
+        }
+    }
+
+    // Replies. Each is one call into Redis; the `if let` only guards an API the server lacks.
+    // SAFETY (all of them): the context is live for the whole call.
+
+    pub fn reply_bool(&self, value: bool) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithBool {
+                f(self.ctx, c_int::from(value));
+            }
+        }
+    }
+
+    pub fn reply_integer(&self, value: i64) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithLongLong {
+                f(self.ctx, value);
+            }
+        }
+    }
+
+    pub fn reply_simple(&self, text: &CStr) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithSimpleString {
+                f(self.ctx, text.as_ptr());
+            }
+        }
+    }
+
+    pub fn reply_ok(&self) {
+        self.reply_simple(c"OK");
+    }
+
+    pub fn reply_double(&self, value: f64) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithDouble {
+                f(self.ctx, value);
+            }
+        }
+    }
+
+    pub fn reply_bulk(&self, bytes: &[u8]) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithStringBuffer {
+                f(self.ctx, bytes.as_ptr().cast(), bytes.len());
+            }
+        }
+    }
+
+    pub fn reply_null(&self) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithNull {
+                f(self.ctx);
+            }
+        }
+    }
+
+    pub fn reply_array(&self, len: usize) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithArray {
+                f(self.ctx, len as i64);
+            }
+        }
+    }
+
+    /// An array whose length is given by [`set_array_length`](Self::set_array_length) once
+    /// its elements are sent.
+    pub fn reply_array_postponed(&self) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithArray {
+                f(self.ctx, i64::from(raw::REDISMODULE_POSTPONED_LEN));
+            }
+        }
+    }
+
+    pub fn set_array_length(&self, len: usize) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplySetArrayLength {
+                f(self.ctx, len as i64);
+            }
+        }
+    }
+
+    /// A map under RESP3; a flat array of `2 * len` elements under RESP2.
+    pub fn reply_map(&self, len: usize) {
+        unsafe {
+            if let Some(f) = raw::RedisModule_ReplyWithMap {
+                f(self.ctx, len as i64);
+            }
+        }
+    }
+
+    pub fn reply_error(&self, error: BfError) {
+        unsafe {
+            match (error, raw::RedisModule_WrongArity, raw::RedisModule_ReplyWithError) {
+                (BfError::WrongArity, Some(wrong_arity), _) => {
+                    wrong_arity(self.ctx);
+                }
+                (_, _, Some(reply_error)) => {
+                    reply_error(self.ctx, error.message().as_ptr());
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! What Redis is told about a command, and the one entry point every call goes through:
+//! arity, panic guard, error reply. Each data type lists its commands in a table made with
+//! [`command_table!`]; `lib.rs` registers the tables.
+
+use super::call::Call;
+use super::docs::{self, Argument};
+use super::error::BfError;
+use redis_module::raw;
+use std::ffi::{c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A command's work, on a call whose arity was checked; an `Err` becomes its error reply.
+pub type Handler = fn(&Call) -> Result<(), BfError>;
+type EntryPoint = extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
+
+pub struct Command {
+    /// In lower case, as Redis registers it.
+    pub name: &'static CStr,
+    pub flags: &'static CStr,
+    /// Redis's convention: `n` exactly n arguments, `-n` at least n, the name included.
+    pub arity: c_int,
+    /// How the command uses its key (`REDISMODULE_CMD_KEY`_*), for ACL key permissions.
+    pub key_flags: u32,
+    /// The arguments after the command name, for COMMAND DOCS.
+    pub arguments: &'static [Argument],
+    /// The ACL category of its data type (`bloom`, `cuckoo`), where the server has them.
+    pub category: &'static CStr,
+    pub complexity: &'static CStr,
+    pub summary: &'static CStr,
+    pub entry: EntryPoint,
+}
+
+/// A table of commands of one category. Each gets its own `extern "C"` entry point, which
+/// checks the arity and runs the handler inside the panic guard ([`run`]).
+macro_rules! command_table {
+    (category: $category:expr; $($name:literal => $handler:path {
+        arity: $arity:literal,
+        flags: $flags:literal,
+        keys: $keys:expr,
+        arguments: $arguments:expr,
+        complexity: $complexity:literal,
+        summary: $summary:literal $(,)?
+    })*) => {
+        &[$($crate::shared::command::Command {
+            name: $name,
+            flags: $flags,
+            arity: $arity,
+            key_flags: $keys,
+            arguments: $arguments,
+            category: $category,
+            complexity: $complexity,
+            summary: $summary,
+            entry: {
+                extern "C" fn entry(
+                    ctx: *mut redis_module::raw::RedisModuleCtx,
+                    argv: *mut *mut redis_module::raw::RedisModuleString,
+                    argc: std::ffi::c_int,
+                ) -> std::ffi::c_int {
+                    $crate::shared::command::run(ctx, argv, argc, $arity, $handler)
+                }
+                entry
+            },
+        }),*]
+    };
+}
+pub(crate) use command_table;
+
+// How commands use their key, as key specs say it.
+pub const READS: u32 = raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS;
+pub const DESCRIBES: u32 = raw::REDISMODULE_CMD_KEY_RO;
+pub const ADDS: u32 =
+    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT;
+pub const CREATES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT;
+pub const OVERWRITES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
+pub const DELETES: u32 =
+    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_DELETE;
+
+/// Every call of every command: the arity check, then the handler inside the panic guard,
+/// then the error reply if it failed. Always answers OK to Redis: errors are replies.
+pub fn run(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+    arity: c_int,
+    handler: Handler,
+) -> c_int {
+    let argv = match usize::try_from(argc) {
+        // SAFETY: Redis passes `argc` valid strings in `argv` for the duration of the call.
+        Ok(len) if !argv.is_null() => unsafe { std::slice::from_raw_parts(argv, len) },
+        _ => &[],
+    };
+    let call = Call { ctx, argv };
+    let arity_holds =
+        if arity >= 0 { argv.len() == arity as usize } else { argv.len() >= arity.unsigned_abs() as usize };
+    let outcome = if arity_holds {
+        catch_unwind(AssertUnwindSafe(|| handler(&call))).unwrap_or_else(|_| {
+            redis_module::logging::log_warning("redbloom: a command panicked; it answered an error");
+            Err(BfError::Internal)
+        })
+    } else {
+        Err(BfError::WrongArity)
+    };
+    if let Err(error) = outcome {
+        call.reply_error(error);
+    }
+    raw::Status::Ok as c_int
+}
+
+static CATEGORIES_ADDED: AtomicBool = AtomicBool::new(false);
+
+/// Adds the types' ACL categories (`@bloom`, `@cuckoo`) where the server can (Redis 7.4 and
+/// later). Called once at load, before the commands are described.
+pub fn add_acl_categories(ctx: *mut raw::RedisModuleCtx, categories: &[&CStr]) {
+    // SAFETY: module load, live context.
+    unsafe {
+        if let Some(add_category) = raw::RedisModule_AddACLCategory {
+            let added = categories
+                .iter()
+                .all(|category| add_category(ctx, category.as_ptr()) == raw::REDISMODULE_OK as c_int);
+            CATEGORIES_ADDED.store(added, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Creates the command and tells Redis what it is; `false` if the server refused it.
+pub fn register(ctx: *mut raw::RedisModuleCtx, command: &Command) -> bool {
+    // SAFETY: module load, live context, names and flags are NUL-terminated literals.
+    let status = unsafe {
+        raw::RedisModule_CreateCommand.map_or(raw::REDISMODULE_ERR as c_int, |create| {
+            create(ctx, command.name.as_ptr(), Some(command.entry), command.flags.as_ptr(), 1, 1, 1)
+        })
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return false;
+    }
+    describe(ctx, command);
+    true
+}
+
+/// Tells Redis the arity of the command, how it uses its key, its complexity and its
+/// arguments, on servers that take command info (7.0 and later): arity errors then come
+/// from Redis itself, COMMAND INFO and DOCS are accurate, and ACL read/write key permissions
+/// (`%R~`, `%W~`) apply to the module's commands as to Redis's own.
+fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
+    // SAFETY: called during module load with a live context; the info structs only need to
+    // live for the duration of the call (Redis copies them).
+    unsafe {
+        let (Some(get_command), Some(set_info)) =
+            (raw::RedisModule_GetCommand, raw::RedisModule_SetCommandInfo)
+        else {
+            return;
+        };
+        let handle = get_command(ctx, command.name.as_ptr());
+        if handle.is_null() {
+            return;
+        }
+        // Redis 7.2 and later: ACL categories for module commands. Setting them replaces the
+        // ones Redis would derive from the flags, so all are named: @read or @write, @fast or
+        // @slow, and the type's own where the server can add categories (7.4 and later).
+        if let Some(set_categories) = raw::RedisModule_SetCommandACLCategories {
+            let flags = command.flags.to_bytes();
+            let has = |flag: &[u8]| flags.split(|&b| b == b' ').any(|word| word == flag);
+            let mut categories = vec![if has(b"write") { "write" } else { "read" }];
+            categories.push(if has(b"fast") { "fast" } else { "slow" });
+            if CATEGORIES_ADDED.load(Ordering::Relaxed) {
+                categories.push(command.category.to_str().unwrap_or_default());
+            }
+            if let Ok(categories) = std::ffi::CString::new(categories.join(" ")) {
+                set_categories(handle, categories.as_ptr());
+            }
+        }
+        let version = raw::RedisModuleCommandInfoVersion {
+            version: 1,
+            sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+            sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+            sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+        };
+        // One key at position 1; the array ends with an all-zero spec.
+        let mut key_specs: [raw::RedisModuleCommandKeySpec; 2] = std::mem::zeroed();
+        key_specs[0].flags = u64::from(command.key_flags);
+        key_specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+        key_specs[0].bs.index.pos = 1;
+        key_specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+        key_specs[0].fk.range =
+            raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 { lastkey: 0, keystep: 1, limit: 0 };
+        let mut storage = Vec::new();
+        let args = docs::to_raw(command.arguments, &mut storage);
+        let info = raw::RedisModuleCommandInfo {
+            version: &raw const version,
+            summary: command.summary.as_ptr(),
+            complexity: command.complexity.as_ptr(),
+            since: c"1.0.0".as_ptr(),
+            history: std::ptr::null_mut(),
+            tips: std::ptr::null(),
+            arity: command.arity,
+            key_specs: key_specs.as_mut_ptr(),
+            args,
+        };
+        set_info(handle, &raw const info);
+    }
+}

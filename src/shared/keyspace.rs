@@ -1,0 +1,100 @@
+//! Opening a key and finding a value of this module in it, of the kind the command expects:
+//! a key of any other type answers WRONGTYPE.
+
+use super::datatype::StoredValue;
+use super::error::BfError;
+use super::metrics;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+use std::ffi::{c_int, c_void};
+
+/// An open key, closed when dropped.
+pub struct Key {
+    key: *mut raw::RedisModuleKey,
+}
+
+impl Key {
+    pub fn open_read(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString) -> Key {
+        Key::open(ctx, name, raw::REDISMODULE_READ as c_int)
+    }
+
+    pub fn open_write(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString) -> Key {
+        Key::open(ctx, name, (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int)
+    }
+
+    fn open(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString, mode: c_int) -> Key {
+        // SAFETY: live context and key name from the current command.
+        let key =
+            unsafe { raw::RedisModule_OpenKey.map_or(std::ptr::null_mut(), |f| f(ctx, name, mode)).cast() };
+        Key { key }
+    }
+
+    /// The value in the key: `Ok(None)` for a missing key, `Err(WrongType)` for a key of
+    /// another type.
+    pub fn get<V: StoredValue>(&self) -> Result<Option<&V>, BfError> {
+        // SAFETY: see `value`.
+        self.value(V::data_types()).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<V>() }))
+    }
+
+    pub fn get_mut<V: StoredValue>(&mut self) -> Result<Option<&mut V>, BfError> {
+        // SAFETY: see `value`.
+        self.value(V::data_types()).map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<V>() }))
+    }
+
+    /// The raw value pointer, after checking that the key holds one of the `expected` types.
+    ///
+    /// SAFETY of the callers' dereference: a value of one of `V::data_types()` is always a
+    /// `Box<V>`, stored by `store` (or a load or copy callback of those types), owned by Redis
+    /// until its free callback runs, which cannot happen while this key is open.
+    fn value(&self, expected: &[&RedisType]) -> Result<Option<*mut c_void>, BfError> {
+        if self.key.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: an open key of the current context.
+        unsafe {
+            let key_type =
+                raw::RedisModule_KeyType.map_or(raw::REDISMODULE_KEYTYPE_EMPTY as c_int, |f| f(self.key));
+            if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+                return Ok(None);
+            }
+            let value_type = raw::RedisModule_ModuleTypeGetType.map_or(std::ptr::null_mut(), |f| f(self.key));
+            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
+                || !expected.iter().any(|expected| value_type == *expected.raw_type.borrow())
+            {
+                return Err(BfError::WrongType);
+            }
+            let value = raw::RedisModule_ModuleTypeGetValue.map_or(std::ptr::null_mut(), |f| f(self.key));
+            Ok((!value.is_null()).then_some(value))
+        }
+    }
+
+    /// Stores a new value in this (empty, writable) key, as the data type it asks for.
+    pub fn store<V: StoredValue>(&mut self, value: V) -> Result<(), BfError> {
+        let data_type = value.data_type();
+        let value = Box::into_raw(Box::new(value));
+        // SAFETY: an open, writable key; ownership of `value` passes to Redis on success.
+        let status = unsafe {
+            raw::RedisModule_ModuleTypeSetValue.map_or(raw::REDISMODULE_ERR as c_int, |f| {
+                f(self.key, *data_type.raw_type.borrow(), value.cast())
+            })
+        };
+        if status == raw::REDISMODULE_OK as c_int {
+            // SAFETY: Redis holds the value now, and this key keeps it alive for the call.
+            metrics::held(unsafe { &*value });
+            Ok(())
+        } else {
+            // SAFETY: Redis did not take the value, so this is the only owner.
+            drop(unsafe { Box::from_raw(value) });
+            Err(BfError::Internal)
+        }
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        if !self.key.is_null() {
+            // SAFETY: opened by this struct and not closed before.
+            unsafe { raw::RedisModule_CloseKey.map(|f| f(self.key)) };
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The `INFO bf` section: what the server holds in filters (gauges, kept as filters are
+//! stored, grown and freed) and what was asked of them (counters), one set per data type,
+//! each with its own field names (`bf_filters`, ... for Bloom filters, `bf_cf_filters`, ...
+//! for cuckoo filters). A command updates a few relaxed atomics once, not per item, and skips
+//! those it would not change.
+
+use redis_module::raw;
+use std::ffi::{c_int, CStr};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// One kind of filter's gauges and counters.
+pub struct Metrics {
+    names: Names,
+    filters: AtomicI64,
+    bytes: AtomicI64,
+    items: AtomicI64,
+    sub_filters: AtomicI64,
+    adds: AtomicU64,
+    deletes: AtomicU64,
+    lookups: AtomicU64,
+    found: AtomicU64,
+    full_errors: AtomicU64,
+    refused_creations: AtomicU64,
+}
+
+/// A filter the gauges follow.
+pub trait Measured {
+    fn metrics() -> &'static Metrics;
+    fn footprint(&self) -> Footprint;
+}
+
+/// What one filter contributes to the gauges.
+#[derive(Clone, Copy, Default)]
+pub struct Footprint {
+    pub bytes: i64,
+    pub items: i64,
+    pub sub_filters: i64,
+}
+
+/// A filter became a value Redis holds (created, loaded, restored, copied).
+pub fn held<F: Measured>(filter: &F) {
+    F::metrics().filters.fetch_add(1, Ordering::Relaxed);
+    F::metrics().add(Footprint::default(), filter.footprint());
+}
+
+/// A filter Redis held is freed (possibly on a background thread).
+pub fn freed<F: Measured>(filter: &F) {
+    F::metrics().filters.fetch_sub(1, Ordering::Relaxed);
+    F::metrics().add(filter.footprint(), Footprint::default());
+}
+
+/// A held filter went from `before` to what it is now (items added or deleted, sub-filters
+/// grown or compacted away).
+pub fn changed<F: Measured>(before: Footprint, filter: &F) {
+    F::metrics().add(before, filter.footprint());
+}
+
+impl Metrics {
+    pub const fn new(names: Names) -> Metrics {
+        Metrics {
+            names,
+            filters: AtomicI64::new(0),
+            bytes: AtomicI64::new(0),
+            items: AtomicI64::new(0),
+            sub_filters: AtomicI64::new(0),
+            adds: AtomicU64::new(0),
+            deletes: AtomicU64::new(0),
+            lookups: AtomicU64::new(0),
+            found: AtomicU64::new(0),
+            full_errors: AtomicU64::new(0),
+            refused_creations: AtomicU64::new(0),
+        }
+    }
+
+    fn add(&self, before: Footprint, after: Footprint) {
+        let changes = [
+            (&self.bytes, after.bytes - before.bytes),
+            (&self.items, after.items - before.items),
+            (&self.sub_filters, after.sub_filters - before.sub_filters),
+        ];
+        for (gauge, change) in changes {
+            if change != 0 {
+                gauge.fetch_add(change, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub fn count_adds(&self, items: usize) {
+        self.adds.fetch_add(items as u64, Ordering::Relaxed);
+    }
+
+    pub fn count_deletes(&self, items: usize) {
+        self.deletes.fetch_add(items as u64, Ordering::Relaxed);
+    }
+
+    pub fn count_lookups(&self, items: usize, found: usize) {
+        self.lookups.fetch_add(items as u64, Ordering::Relaxed);
+        if found > 0 {
+            self.found.fetch_add(found as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Items a filter had no room for.
+    pub fn count_full_errors(&self, items: usize) {
+        if items > 0 {
+            self.full_errors.fetch_add(items as u64, Ordering::Relaxed);
+        }
+    }
+
+    pub fn count_refused_creation(&self) {
+        self.refused_creations.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The field names of one kind of filter (Redis puts `bf_` before each): the gauges
+/// (filters, bytes, items, sub-filters), adds, deletes where the kind has them, and the
+/// counters (lookups, lookups found, full filter errors, refused creations).
+pub struct Names {
+    pub gauges: [&'static CStr; 4],
+    pub adds: &'static CStr,
+    pub deletes: Option<&'static CStr>,
+    pub counters: [&'static CStr; 4],
+}
+
+/// Every type's metrics, in the order INFO lists them; set once at load.
+static REGISTERED: OnceLock<&'static [&'static Metrics]> = OnceLock::new();
+
+/// Registers the section with the server (at module load), listing `all` types' metrics.
+pub fn register(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static Metrics]) {
+    let _ = REGISTERED.set(all);
+    // SAFETY: module load, live context.
+    unsafe {
+        if let Some(register) = raw::RedisModule_RegisterInfoFunc {
+            register(ctx, Some(info));
+        }
+    }
+}
+
+extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
+    // SAFETY: a live info context for the duration of the callback; names are literals.
+    // Nothing here can panic, so no guard is needed around this entry point.
+    unsafe {
+        let (Some(section), Some(signed), Some(unsigned)) = (
+            raw::RedisModule_InfoAddSection,
+            raw::RedisModule_InfoAddFieldLongLong,
+            raw::RedisModule_InfoAddFieldULongLong,
+        ) else {
+            return;
+        };
+        // An empty name gives the section the module's own name: `INFO bf`.
+        section(ctx, c"".as_ptr());
+        for metrics in REGISTERED.get().copied().unwrap_or_default() {
+            let names = &metrics.names;
+            let gauges = [&metrics.filters, &metrics.bytes, &metrics.items, &metrics.sub_filters];
+            for (name, gauge) in names.gauges.iter().zip(gauges) {
+                signed(ctx, name.as_ptr(), gauge.load(Ordering::Relaxed));
+            }
+            let deletes = names.deletes.map(|name| (name, &metrics.deletes));
+            let counters =
+                [&metrics.lookups, &metrics.found, &metrics.full_errors, &metrics.refused_creations];
+            let all = std::iter::once((names.adds, &metrics.adds))
+                .chain(deletes)
+                .chain(names.counters.into_iter().zip(counters));
+            for (name, counter) in all {
+                unsigned(ctx, name.as_ptr(), counter.load(Ordering::Relaxed));
+            }
+        }
+    }
+}
