@@ -4,10 +4,11 @@
 //! (its own, and RedisBloom's kept byte for byte); optionally against another module that
 //! serves BF.* (`--compare-module PATH`).
 //!
-//! Server-side cost comes from INFO commandstats (usec_per_call), which the client's own speed
+//! Server-side cost comes from INFO commandstats (`usec_per_call`), which the client's own speed
 //! does not distort; every figure is the median of several rounds.
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/it/harness.rs"]
+#[allow(dead_code)] // the bench uses only part of the tests' harness
 mod common;
 mod cuckoo;
 mod floor;
@@ -53,7 +54,7 @@ fn options() -> Options {
             "--no-redisbloom-format" => options.redisbloom_format = false,
             "--no-cuckoo" => options.cuckoo = false,
             "--rounds" => {
-                options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"))
+                options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"));
             }
             "--sizes" => {
                 let names = value();

@@ -1,9 +1,7 @@
 //! Corrupt and foreign input is refused with an error; the server lives on and no other key
 //! is touched.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::{Connection, Value};
 
 fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> Result<Value, String> {
@@ -63,15 +61,14 @@ fn every_corrupted_header_byte_is_refused_or_yields_a_sound_filter() {
         for mask in [0x01u8, 0x80, 0xFF] {
             let mut corrupt = payload.clone();
             corrupt[at] ^= mask;
-            match restore(&mut con, "victim", &with_valid_checksum(corrupt)) {
-                Err(_) => refused += 1,
-                Ok(_) => {
-                    // Accepted: then it must be a filter that answers every command.
-                    ok(&mut con, &["BF.INFO", "victim"]);
-                    ok(&mut con, &["BF.ADD", "victim", "probe"]);
-                    ok(&mut con, &["BF.DEBUG", "victim"]);
-                    ok(&mut con, &["DEL", "victim"]);
-                }
+            if restore(&mut con, "victim", &with_valid_checksum(corrupt)).is_err() {
+                refused += 1;
+            } else {
+                // Accepted: then it must be a filter that answers every command.
+                ok(&mut con, &["BF.INFO", "victim"]);
+                ok(&mut con, &["BF.ADD", "victim", "probe"]);
+                ok(&mut con, &["BF.DEBUG", "victim"]);
+                ok(&mut con, &["DEL", "victim"]);
             }
         }
     }
@@ -149,7 +146,7 @@ fn thousands_of_mutated_dump_payloads() {
         let mut mutated = original[..body].to_vec();
         match random.below(4) {
             0 => {
-                for _ in 0..1 + random.below(4) {
+                for _ in 0..=random.below(4) {
                     let at = random.below(mutated.len());
                     mutated[at] ^= 1 + random.below(255) as u8;
                 }
@@ -299,7 +296,7 @@ fn malformed_loadchunk_sequences() {
     load(&mut con, "d", other[0].0, &other[0].1).unwrap();
     let mut refused = 0;
     for (iterator, data) in &source[1..] {
-        refused += load(&mut con, "d", *iterator, data).is_err() as usize;
+        refused += usize::from(load(&mut con, "d", *iterator, data).is_err());
     }
     assert!(refused > 0, "chunks of another filter's shape must not all fit");
     // Truncated headers.

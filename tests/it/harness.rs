@@ -1,6 +1,5 @@
 //! A real redis-server per test: a free loopback port, a temporary directory, the freshly
 //! built module loaded, stopped and removed when the test ends.
-#![allow(dead_code)] // each test binary uses its own part of this harness
 
 use redis::{Connection, ProtocolVersion, Value};
 use std::net::TcpListener;
@@ -19,8 +18,7 @@ pub fn module_path() -> PathBuf {
 /// it must exist, or the test stops saying how to get it.
 fn existing_file(variable: &str, default: &str, remedy: &str) -> PathBuf {
     let path = std::env::var_os(variable)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default), PathBuf::from);
     assert!(path.exists(), "{} is missing: {remedy}", path.display());
     path
 }
@@ -66,7 +64,7 @@ impl Server {
     pub fn prepared(module: PathBuf, module_args: &[&str], config: &[&str]) -> Server {
         let mut server = Server::start_or_fail(module_args);
         server.module = module;
-        server.config = config.iter().map(|s| s.to_string()).collect();
+        server.config = config.iter().map(std::string::ToString::to_string).collect();
         server
     }
 
@@ -112,7 +110,7 @@ impl Server {
             port: free_port(),
             module: module_path(),
             dir,
-            module_args: module_args.iter().map(|s| s.to_string()).collect(),
+            module_args: module_args.iter().map(std::string::ToString::to_string).collect(),
             config: Vec::new(),
             child: None,
         }
@@ -222,14 +220,12 @@ impl Server {
             let _ = child.wait();
         }
         self.child = Some(self.spawn());
-        if !self.wait_ready() {
-            panic!("redis-server did not restart; its log:\n{}", self.log());
-        }
+        assert!(self.wait_ready(), "redis-server did not restart; its log:\n{}", self.log());
     }
 
     /// Restarts with other loadmodule arguments (other defaults, say).
     pub fn restart_with_module_args(&mut self, module_args: &[&str]) {
-        self.module_args = module_args.iter().map(|s| s.to_string()).collect();
+        self.module_args = module_args.iter().map(std::string::ToString::to_string).collect();
         self.restart();
     }
 }
@@ -237,10 +233,10 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        } else {
+        if std::thread::panicking() {
             eprintln!("server directory kept for inspection: {}", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }
@@ -292,40 +288,6 @@ pub fn bulk(value: Value) -> Vec<u8> {
         Value::BulkString(bytes) => bytes,
         other => panic!("expected a bulk string, got {other:?}"),
     }
-}
-
-/// A value of a module's RDB record.
-pub enum Field {
-    Unsigned(u64),
-    Double(f64),
-    Bytes(Vec<u8>),
-}
-
-pub fn rdb_length(value: u64) -> Vec<u8> {
-    match value {
-        0..=63 => vec![value as u8],
-        64..=16383 => vec![0x40 | (value >> 8) as u8, value as u8],
-        _ if value <= u64::from(u32::MAX) => [&[0x80u8][..], &(value as u32).to_be_bytes()].concat(),
-        _ => [&[0x81u8][..], &value.to_be_bytes()].concat(),
-    }
-}
-
-/// A DUMP payload for a module value: `template` (a DUMP of an `MBbloom--` value) gives the
-/// type's id and the RDB version; the encoding version and the fields are `version`'s.
-pub fn payload(template: &[u8], version: u32, fields: &[Field]) -> Vec<u8> {
-    let mut out = template[..10].to_vec();
-    let id = (u64::from_be_bytes(out[2..10].try_into().unwrap()) & !0x3FF) | u64::from(version);
-    out[2..10].copy_from_slice(&id.to_be_bytes());
-    for field in fields {
-        match field {
-            Field::Unsigned(value) => out.extend([&[2u8][..], &rdb_length(*value)].concat()),
-            Field::Double(value) => out.extend([&[4u8][..], &value.to_le_bytes()].concat()),
-            Field::Bytes(bytes) => out.extend([&[5u8][..], &rdb_length(bytes.len() as u64), bytes].concat()),
-        }
-    }
-    out.push(0);
-    out.extend_from_slice(&template[template.len() - 10..]);
-    with_valid_checksum(out)
 }
 
 /// A key's DUMP payload.
@@ -423,12 +385,24 @@ pub fn err(con: &mut Connection, args: &[&str]) -> String {
     }
 }
 
+pub fn simple(text: &str) -> Value {
+    Value::SimpleString(text.to_string())
+}
+
 pub fn int(con: &mut Connection, args: &[&str]) -> i64 {
     match ok(con, args) {
         Value::Int(n) => n,
-        Value::Boolean(b) => b as i64,
+        Value::Boolean(b) => i64::from(b),
         other => panic!("{args:?}: expected an integer, got {other:?}"),
     }
+}
+
+/// Every key of the database, sorted.
+pub fn keys(con: &mut Connection) -> Vec<String> {
+    let Value::Array(keys) = ok(con, &["KEYS", "*"]) else { panic!("KEYS") };
+    let mut keys: Vec<String> = keys.into_iter().map(|key| String::from_utf8(bulk(key)).unwrap()).collect();
+    keys.sort();
+    keys
 }
 
 pub fn digest(con: &mut Connection, key: &str) -> String {
@@ -451,6 +425,20 @@ pub fn as_bool(value: &Value, protocol: ProtocolVersion) -> bool {
         Value::Boolean(b) if resp3 => *b,
         other => panic!("expected a boolean reply under {protocol:?}, got {other:?}"),
     }
+}
+
+/// `command key item...` for many items, 1000 a call; answers every item's reply.
+pub fn answers(con: &mut Connection, command: &str, key: &str, items: &[Vec<u8>]) -> Vec<Value> {
+    let mut replies = Vec::new();
+    for batch in items.chunks(1000) {
+        let mut args: Vec<&[u8]> = vec![command.as_bytes(), key.as_bytes()];
+        args.extend(batch.iter().map(Vec::as_slice));
+        match call_bytes(con, &args) {
+            Ok(Value::Array(values)) => replies.extend(values),
+            other => panic!("{command} {key}: {other:?}"),
+        }
+    }
+    replies
 }
 
 /// Sends `command key item...` for all items, 500 per command, pipelined; answers how many
@@ -485,6 +473,11 @@ pub fn count_present(con: &mut Connection, key: &str, items: impl Iterator<Item 
     count_ones(con, "BF.MEXISTS", key, items)
 }
 
+/// `count` items, `prefix` followed by a number.
+pub fn numbered(prefix: &str, count: usize) -> Vec<Vec<u8>> {
+    (0..count).map(|n| format!("{prefix}{n}").into_bytes()).collect()
+}
+
 /// A small, seeded generator; the seed is printed so that a failing run can be replayed.
 pub struct Random(u64);
 
@@ -511,14 +504,33 @@ impl Random {
     }
 }
 
-/// A field of an INFO section.
-pub fn info_field(con: &mut Connection, section: &str, name: &str) -> Option<String> {
-    let info = match ok(con, &["INFO", section]) {
+/// An INFO section's text, under either protocol.
+pub fn info_text(con: &mut Connection, section: &str) -> String {
+    match ok(con, &["INFO", section]) {
         Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Value::VerbatimString { text, .. } => text,
         other => panic!("INFO {section}: {other:?}"),
-    };
+    }
+}
+
+/// A field of an INFO section.
+pub fn info_field(con: &mut Connection, section: &str, name: &str) -> Option<String> {
+    let info = info_text(con, section);
     info.lines().find_map(|line| line.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_string()))
+}
+
+/// Waits until no AOF rewrite is running or scheduled, so that the AOF files can be read or
+/// copied.
+pub fn wait_for_rewrite(con: &mut Connection) {
+    let deadline = Instant::now() + Duration::from_mins(1);
+    loop {
+        let info = info_text(con, "persistence");
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the AOF rewrite did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 pub fn master_offset(con: &mut Connection) -> i64 {

@@ -1,11 +1,8 @@
 //! What a command acknowledged survives every way Redis moves or keeps data, bit for bit:
 //! DEBUG DIGEST-VALUE is unchanged and every item still tests present.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::{Connection, Value};
-use std::time::{Duration, Instant};
 
 /// A few filters of every shape, with the items each acknowledged.
 fn populate(con: &mut Connection) -> Vec<(String, Vec<String>)> {
@@ -30,19 +27,6 @@ fn assert_intact(con: &mut Connection, filters: &[(String, Vec<String>)], before
     for (key, items) in filters {
         assert_eq!(count_present(con, key, items.iter().cloned()), items.len() as u64, "{key}");
         assert_eq!(ok(con, &["TYPE", key]), Value::SimpleString("MBbloom--".into()));
-    }
-}
-
-fn wait_for_rewrite(con: &mut Connection) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let Value::BulkString(info) = ok(con, &["INFO", "persistence"]) else { panic!() };
-        let info = String::from_utf8_lossy(&info);
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -206,23 +190,4 @@ fn scandump_into_loadchunk_on_another_key() {
         assert_eq!(count_present(&mut con, &target, items.iter().cloned()), items.len() as u64);
         assert_eq!(int(&mut con, &["BF.CARD", &target]), int(&mut con, &["BF.CARD", key]));
     }
-}
-
-/// An RDB value of the earlier encoding version (100: the bits in chunks of at most 16 MiB)
-/// still loads, into the very same filter.
-#[test]
-fn the_chunked_encoding_version_still_loads() {
-    let server = Server::start();
-    let mut con = server.connection();
-    ok(&mut con, &["BF.RESERVE", "k", "0.0001", "9000000"]);
-    madd_all(&mut con, "k", (0..5000).map(|n| format!("v{n}")));
-    let current = dump_payload(&mut con, "k");
-    let pieces = scandump(&mut con, "k");
-    assert!(pieces.len() >= 3, "meant to test a filter of several chunks");
-    let fields: Vec<Field> = pieces.iter().map(|(_, data)| Field::Bytes(data.clone())).collect();
-    let chunked = payload(&current, 100, &fields);
-    assert_ne!(chunked, current);
-    call_bytes(&mut con, &[b"RESTORE", b"old", b"0", &chunked]).expect("a version-100 payload");
-    assert_eq!(digest(&mut con, "old"), digest(&mut con, "k"));
-    assert_eq!(count_present(&mut con, "old", (0..5000).map(|n| format!("v{n}"))), 5000);
 }

@@ -1,17 +1,13 @@
 //! The server under pressure: maxmemory reached, kill -9 in the middle of writes and of an
 //! AOF rewrite, access control, and freeing a large filter without stalling.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
 
+/// A field INFO must have.
 fn info_field(con: &mut Connection, section: &str, name: &str) -> String {
-    let Value::BulkString(info) = ok(con, &["INFO", section]) else { panic!() };
-    let info = String::from_utf8_lossy(&info).into_owned();
-    info.lines()
-        .find_map(|line| line.strip_prefix(&format!("{name}:")).map(|v| v.trim().to_string()))
+    crate::harness::info_field(con, section, name)
         .unwrap_or_else(|| panic!("{name} missing from INFO {section}"))
 }
 
@@ -78,7 +74,7 @@ fn a_filter_beyond_the_cap_leaves_the_server_as_it_was() {
 }
 
 /// Writes batches of BF.MADD until the connection dies; answers the acknowledged items.
-fn write_until_killed(port: u16, prefix: String) -> Vec<String> {
+fn write_until_killed(port: u16, prefix: &str) -> Vec<String> {
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     let mut con = client.get_connection().unwrap();
     let mut acknowledged = Vec::new();
@@ -104,7 +100,7 @@ fn acknowledged_adds_survive_kill_9() {
     let mut all = Vec::new();
     for round in 0..8 {
         let port = server.port;
-        let writer = std::thread::spawn(move || write_until_killed(port, format!("round{round}")));
+        let writer = std::thread::spawn(move || write_until_killed(port, &format!("round{round}")));
         std::thread::sleep(Duration::from_millis(100 + random.below(300) as u64));
         let during_rewrite = round % 2 == 1;
         if during_rewrite {

@@ -3,9 +3,7 @@
 //! `redis-cli --cluster reshard` (MIGRATE, which carries them as DUMP payloads) while the writes
 //! go on, and survive a graceful failover and the death of a master, bit for bit.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::{Connection, Value};
 use std::collections::BTreeMap;
@@ -32,7 +30,7 @@ fn creation(index: usize) -> Option<Vec<String>> {
         1 => &["BF.RESERVE", &key, "0.01", "60", "FORMAT", "REDISBLOOM"],
         _ => return None,
     };
-    Some(args.iter().map(|arg| arg.to_string()).collect())
+    Some(args.iter().map(std::string::ToString::to_string).collect())
 }
 
 struct Node {
@@ -95,7 +93,7 @@ impl Cluster {
     fn wait_until_settled(&self, replicas: usize) {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let views: Vec<(String, Vec<Listed>)> = self.live().map(|node| self.view(node)).collect();
+            let views: Vec<(String, Vec<Listed>)> = self.live().map(view).collect();
             let settled = views.iter().all(|(info, _)| info.contains("cluster_state:ok"))
                 && self.live().all(replica_in_step)
                 && views.iter().all(|(_, nodes)| {
@@ -110,17 +108,9 @@ impl Cluster {
         }
     }
 
-    /// A node's CLUSTER INFO, and its CLUSTER NODES listing.
-    fn view(&self, node: &Node) -> (String, Vec<Listed>) {
-        let mut con = node.server.connection();
-        let info = text(ok(&mut con, &["CLUSTER", "INFO"]));
-        let nodes = text(ok(&mut con, &["CLUSTER", "NODES"])).lines().map(Listed::parse).collect();
-        (info, nodes)
-    }
-
     /// The healthy masters that hold slots, each with its healthy replica if it has one.
     fn masters(&self) -> Vec<(String, Option<String>)> {
-        let (_, nodes) = self.view(self.live().next().expect("a live node"));
+        let (_, nodes) = view(self.live().next().expect("a live node"));
         let healthy = |node: &&Listed| !node.is("fail");
         nodes
             .iter()
@@ -215,7 +205,7 @@ impl Listed {
             id: fields[0].to_string(),
             flags: fields[2].split(',').map(str::to_string).collect(),
             master: fields[3].to_string(),
-            slots: fields[8..].iter().map(|range| range.to_string()).collect(),
+            slots: fields[8..].iter().map(std::string::ToString::to_string).collect(),
         }
     }
 
@@ -246,12 +236,20 @@ fn cluster_call(con: &mut ClusterConnection, args: &[String]) -> redis::RedisRes
     command.query(con)
 }
 
+/// A node's CLUSTER INFO, and its CLUSTER NODES listing.
+fn view(node: &Node) -> (String, Vec<Listed>) {
+    let mut con = node.server.connection();
+    let info = text(ok(&mut con, &["CLUSTER", "INFO"]));
+    let nodes = text(ok(&mut con, &["CLUSTER", "NODES"])).lines().map(Listed::parse).collect();
+    (info, nodes)
+}
+
 /// Adds items to every filter, round after round, until told to stop; answers the items each
 /// filter acknowledged, in order, and the errors met.
 fn write_until(
     mut con: ClusterConnection,
-    stop: Arc<AtomicBool>,
-    rounds: Arc<AtomicUsize>,
+    stop: &AtomicBool,
+    rounds: &AtomicUsize,
     first_round: usize,
 ) -> (Vec<Vec<String>>, Vec<String>) {
     let mut acknowledged = vec![Vec::new(); FILTERS];
@@ -353,7 +351,7 @@ fn filters_survive_resharding_and_failover_bit_for_bit() {
     let rounds = Arc::new(AtomicUsize::new(0));
     let writer = {
         let (stop, rounds, con) = (stop.clone(), rounds.clone(), cluster.client());
-        thread::spawn(move || write_until(con, stop, rounds, 0))
+        thread::spawn(move || write_until(con, &stop, &rounds, 0))
     };
     let masters = cluster.masters();
     assert_eq!(masters.len(), 3, "{masters:?}");

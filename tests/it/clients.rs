@@ -5,9 +5,7 @@
 //! each installed by `make clients` under `target/`. Both scripts also pass against the real
 //! RedisBloom, so what they expect is what RedisBloom answers.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::bloom::{
     BloomFilterDumpIterator, BloomFilterInfoType, BloomFilterInsertOptions, BloomFilterScalingOptions,
 };
@@ -121,8 +119,7 @@ impl ClientScript {
 /// Where `make clients` installed a client, unless the Makefile says otherwise.
 fn client_path(variable: &str, default: &str) -> PathBuf {
     std::env::var_os(variable)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default))
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default), PathBuf::from)
 }
 
 #[test]

@@ -1,188 +1,12 @@
-//! Defaults and limits: module configs, loadmodule arguments (RedisBloom's too), and
-//! keyspace notifications.
+//! The `INFO bf` section: what the server holds in filters of each kind and what was asked of
+//! them.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::Value;
-
-fn config_get(con: &mut redis::Connection, name: &str) -> String {
-    match ok(con, &["CONFIG", "GET", name]) {
-        Value::Array(pair) if pair.len() == 2 => match &pair[1] {
-            Value::BulkString(bytes) => String::from_utf8(bytes.clone()).unwrap(),
-            other => panic!("{other:?}"),
-        },
-        other => panic!("{name}: {other:?}"),
-    }
-}
-
-fn capacity(con: &mut redis::Connection, key: &str) -> i64 {
-    match ok(con, &["BF.INFO", key, "CAPACITY"]) {
-        Value::Array(values) => match values[0] {
-            Value::Int(n) => n,
-            _ => panic!(),
-        },
-        other => panic!("{other:?}"),
-    }
-}
-
-#[test]
-fn defaults_are_readable_and_settable() {
-    let server = Server::start();
-    let mut con = server.connection();
-    assert_eq!(config_get(&mut con, "bf.error-rate"), "0.01");
-    assert_eq!(config_get(&mut con, "bf.initial-size"), "100");
-    assert_eq!(config_get(&mut con, "bf.expansion-factor"), "2");
-    assert_eq!(config_get(&mut con, "bf.max-filter-bytes"), (4u64 << 30).to_string());
-
-    ok(&mut con, &["CONFIG", "SET", "bf.error-rate", "0.002"]);
-    ok(&mut con, &["CONFIG", "SET", "bf.initial-size", "321"]);
-    ok(&mut con, &["CONFIG", "SET", "bf.expansion-factor", "0"]);
-    ok(&mut con, &["BF.ADD", "k", "a"]);
-    assert_eq!(capacity(&mut con, "k"), 321);
-    assert_eq!(ok(&mut con, &["BF.INFO", "k", "EXPANSION"]), Value::Array(vec![Value::Nil]));
-    let Value::Array(lines) = ok(&mut con, &["BF.DEBUG", "k"]) else { panic!() };
-    assert!(format!("{:?}", lines[1]).contains("ratio:0.002"), "non-scaling keeps the full rate");
-
-    for (name, value) in [
-        ("bf.error-rate", "0"),
-        ("bf.error-rate", "1.5"),
-        ("bf.error-rate", "abc"),
-        ("bf.initial-size", "0"),
-        ("bf.initial-size", "1073741825"),
-        ("bf.expansion-factor", "-1"),
-        ("bf.expansion-factor", "32769"),
-        ("bf.max-filter-bytes", "10"),
-    ] {
-        let error = err(&mut con, &["CONFIG", "SET", name, value]);
-        assert!(error.starts_with("ERR"), "{name} {value}: {error}");
-    }
-    assert_eq!(config_get(&mut con, "bf.error-rate"), "0.002");
-    assert_eq!(config_get(&mut con, "bf.initial-size"), "321");
-}
-
-#[test]
-fn redisbloom_load_arguments() {
-    let server = Server::start_with(&["INITIAL_SIZE", "400", "ERROR_RATE", "0.004"], &[]);
-    let mut con = server.connection();
-    assert_eq!(config_get(&mut con, "bf.error-rate"), "0.004");
-    ok(&mut con, &["BF.ADD", "k", "a"]);
-    assert_eq!(capacity(&mut con, "k"), 400);
-    let Value::Array(lines) = ok(&mut con, &["BF.DEBUG", "k"]) else { panic!() };
-    assert!(format!("{:?}", lines[1]).contains("ratio:0.002"), "{lines:?}");
-}
-
-#[test]
-fn config_names_as_load_arguments() {
-    let server = Server::start_with(
-        &["bf.initial-size", "77", "expansion-factor", "5", "max-filter-bytes", "1000000"],
-        &[],
-    );
-    let mut con = server.connection();
-    assert_eq!(config_get(&mut con, "bf.expansion-factor"), "5");
-    assert_eq!(config_get(&mut con, "bf.max-filter-bytes"), "1000000");
-    ok(&mut con, &["BF.ADD", "k", "a"]);
-    assert_eq!(capacity(&mut con, "k"), 77);
-}
-
-#[test]
-fn bad_load_arguments_refuse_to_load() {
-    for args in [&["ERROR_RATE", "2"][..], &["INITIAL_SIZE", "0"], &["BOGUS", "1"], &["INITIAL_SIZE"]] {
-        let log = Server::failing_to_start(args);
-        assert!(log.contains("redbloom:"), "{args:?}: {log}");
-    }
-}
-
-/// An operator reads warnings as something to act on: a normal load must not log one.
-#[test]
-fn a_normal_load_logs_no_warning() {
-    let server = Server::start();
-    server.connection();
-    let log = server.log();
-    assert!(log.contains("Module 'bf' loaded"), "{log}");
-    // Redis marks a module's lines with its name, and a warning with '#' after the timestamp.
-    let warnings: Vec<&str> =
-        log.lines().filter(|line| line.contains("<bf>") && line.contains(" # ")).collect();
-    assert!(warnings.is_empty(), "{warnings:?}");
-    assert!(!log.contains("Skip register"), "{log}");
-}
-
-#[test]
-fn config_file_lines_are_read() {
-    let server = Server::start_with(&[], &["--bf.initial-size", "555"]);
-    let mut con = server.connection();
-    ok(&mut con, &["BF.ADD", "k", "a"]);
-    assert_eq!(capacity(&mut con, "k"), 555);
-}
-
-#[test]
-fn keyspace_notifications_on_create_and_add() {
-    let server = Server::start();
-    let mut con = server.connection();
-    ok(&mut con, &["CONFIG", "SET", "notify-keyspace-events", "Kg"]);
-    let mut listener = server.connection();
-    let mut pubsub = listener.as_pubsub();
-    pubsub.psubscribe("__keyspace@0__:*").unwrap();
-    pubsub.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
-
-    ok(&mut con, &["BF.ADD", "k", "a"]);
-    ok(&mut con, &["BF.ADD", "k", "a"]); // nothing added: no event
-    ok(&mut con, &["BF.MADD", "k", "b"]);
-    ok(&mut con, &["BF.RESERVE", "r", "0.01", "10"]);
-    ok(&mut con, &["BF.INSERT", "r", "ITEMS", "x"]);
-    let mut events = Vec::new();
-    for _ in 0..5 {
-        let message = pubsub.get_message().expect("a notification");
-        let payload: String = message.get_payload().unwrap();
-        events
-            .push(format!("{}:{payload}", message.get_channel_name().trim_start_matches("__keyspace@0__:")));
-    }
-    assert_eq!(events, ["k:bf.reserve", "k:bf.add", "k:bf.madd", "r:bf.reserve", "r:bf.insert"]);
-}
-
-/// `bf.format` picks the format of filters created without FORMAT; FORMAT overrides it.
-#[test]
-fn the_format_of_new_filters_is_configurable() {
-    let server = Server::start();
-    let mut con = server.connection();
-    let first_line = |con: &mut redis::Connection, key: &str| match ok(con, &["BF.DEBUG", key]) {
-        Value::Array(lines) => String::from_utf8(bulk(lines[1].clone())).unwrap(),
-        other => panic!("{other:?}"),
-    };
-    assert_eq!(config_get(&mut con, "bf.format"), "redbloom");
-    ok(&mut con, &["BF.RESERVE", "ours", "0.01", "100"]);
-    // RedisBloom's layout for 100 items at 0.5%: 144 bytes, 8 hashes (its own BF.DEBUG line).
-    let redisbloom_line = "bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:0 ratio:0.005";
-    assert_ne!(first_line(&mut con, "ours"), redisbloom_line);
-    ok(&mut con, &["BF.RESERVE", "named", "0.01", "100", "FORMAT", "redisbloom"]);
-    assert_eq!(first_line(&mut con, "named"), redisbloom_line);
-
-    ok(&mut con, &["CONFIG", "SET", "bf.format", "REDISBLOOM"]);
-    assert_eq!(config_get(&mut con, "bf.format"), "redisbloom");
-    ok(&mut con, &["BF.RESERVE", "by-default", "0.01", "100"]);
-    assert_eq!(first_line(&mut con, "by-default"), redisbloom_line);
-    ok(&mut con, &["BF.INSERT", "inserted", "CAPACITY", "100", "FORMAT", "REDBLOOM", "ITEMS", "a"]);
-    assert!(!first_line(&mut con, "inserted").contains("bytes:144"));
-
-    assert!(err(&mut con, &["CONFIG", "SET", "bf.format", "classic"]).starts_with("ERR"));
-    for args in [
-        &["BF.RESERVE", "x", "0.01", "100", "FORMAT", "other"][..],
-        &["BF.RESERVE", "x", "0.01", "100", "FORMAT"],
-    ] {
-        assert_eq!(err(&mut con, args), "ERR format must be REDBLOOM or REDISBLOOM");
-    }
-    assert_eq!(
-        err(&mut con, &["BF.INSERT", "x", "FORMAT", "x", "ITEMS", "a"]),
-        "ERR format must be REDBLOOM or REDISBLOOM"
-    );
-    assert_eq!(int(&mut con, &["EXISTS", "x"]), 0);
-    let log = Server::failing_to_start(&["format", "classic"]);
-    assert!(log.contains("format must be redbloom or redisbloom"), "{log}");
-}
 
 /// The `INFO bf` fields, without the `bf_` Redis puts before a module's fields.
 fn info_bf(con: &mut redis::Connection) -> std::collections::HashMap<String, i64> {
-    let text = String::from_utf8(bulk(ok(con, &["INFO", "bf"]))).unwrap();
+    let text = info_text(con, "bf");
     text.lines()
         .filter_map(|line| line.split_once(':'))
         .filter_map(|(name, value)| Some((name.strip_prefix("bf_")?.to_string(), value.trim().parse().ok()?)))
@@ -273,6 +97,7 @@ fn info_bf_counts_filters_and_operations() {
 /// Cuckoo filters have their own fields in `INFO bf` (`bf_cf_filters`, ...), kept as the Bloom
 /// filters' are, and with deletes besides.
 #[test]
+#[allow(clippy::too_many_lines)] // one filter's life, each step checked against the gauges
 fn info_bf_counts_cuckoo_filters_apart() {
     let server = Server::start();
     let mut con = server.connection();

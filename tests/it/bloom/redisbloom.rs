@@ -3,21 +3,15 @@
 //! in its format go back to it, compared item by item and byte for byte with a RedisBloom
 //! server that ran the same commands.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::{Connection, Value};
 
 /// A filter RedisBloom holds: how it was made and what was added.
-struct Kind {
-    key: &'static str,
+pub(super) struct Kind {
+    pub(super) key: &'static str,
     /// BF.RESERVE's arguments after the key; empty for a filter made by BF.MADD's defaults.
-    reserve: &'static [&'static str],
-    items: Vec<Vec<u8>>,
-}
-
-fn numbered(prefix: &str, count: usize) -> Vec<Vec<u8>> {
-    (0..count).map(|n| format!("{prefix}{n}").into_bytes()).collect()
+    pub(super) reserve: &'static [&'static str],
+    pub(super) items: Vec<Vec<u8>>,
 }
 
 /// Every kind of filter the comparison covers: scaling chains of 10 and more links,
@@ -60,7 +54,7 @@ fn catalogue() -> Vec<Kind> {
 
 /// Adds items with BF.MADD, 500 a call; answers the items acknowledged (answered 0 or 1):
 /// a full non-scaling filter answers an error instead and ends its batch there.
-fn add(con: &mut Connection, key: &str, items: &[Vec<u8>]) -> Vec<Vec<u8>> {
+pub(super) fn add(con: &mut Connection, key: &str, items: &[Vec<u8>]) -> Vec<Vec<u8>> {
     let mut acknowledged = Vec::new();
     for batch in items.chunks(500) {
         let mut args: Vec<&[u8]> = vec![b"BF.MADD", key.as_bytes()];
@@ -77,7 +71,7 @@ fn add(con: &mut Connection, key: &str, items: &[Vec<u8>]) -> Vec<Vec<u8>> {
 }
 
 /// Makes the filter on `con`, and keeps in `kind.items` only what it acknowledged.
-fn create(con: &mut Connection, kind: &mut Kind) {
+pub(super) fn create(con: &mut Connection, kind: &mut Kind) {
     if !kind.reserve.is_empty() {
         let mut args = vec!["BF.RESERVE", kind.key];
         args.extend(kind.reserve);
@@ -101,19 +95,6 @@ fn redisbloom_with_catalogue(config: &[&str]) -> (Server, Vec<Kind>) {
     (server, kinds)
 }
 
-fn answers(con: &mut Connection, command: &str, key: &str, items: &[Vec<u8>]) -> Vec<Value> {
-    let mut replies = Vec::new();
-    for batch in items.chunks(1000) {
-        let mut args: Vec<&[u8]> = vec![command.as_bytes(), key.as_bytes()];
-        args.extend(batch.iter().map(Vec::as_slice));
-        match call_bytes(con, &args) {
-            Ok(Value::Array(values)) => replies.extend(values),
-            other => panic!("{command} {key}: {other:?}"),
-        }
-    }
-    replies
-}
-
 /// Items never added: the false positives among them are the filter's own, so both servers
 /// must give exactly the same answers.
 fn non_members() -> Vec<Vec<u8>> {
@@ -125,13 +106,23 @@ fn non_members() -> Vec<Vec<u8>> {
 /// The filter under `key` on `tested` is, item by item and byte for byte, the one on
 /// `reference`: every item present, the same BF.CARD, BF.INFO, BF.DEBUG, the same answers for
 /// non-members and the same SCANDUMP stream.
-fn assert_same_filter(reference: &mut Connection, tested: &mut Connection, key: &str, items: &[Vec<u8>]) {
+pub(super) fn assert_same_filter(
+    reference: &mut Connection,
+    tested: &mut Connection,
+    key: &str,
+    items: &[Vec<u8>],
+) {
     assert_same_answers(reference, tested, key, items);
     assert!(scandump(tested, key) == scandump(reference, key), "{key}: SCANDUMP streams differ");
 }
 
 /// As [`assert_same_filter`], but for the SCANDUMP stream.
-fn assert_same_answers(reference: &mut Connection, tested: &mut Connection, key: &str, items: &[Vec<u8>]) {
+pub(super) fn assert_same_answers(
+    reference: &mut Connection,
+    tested: &mut Connection,
+    key: &str,
+    items: &[Vec<u8>],
+) {
     assert_eq!(ok(tested, &["TYPE", key]), Value::SimpleString("MBbloom--".into()), "{key}");
     let present = answers(tested, "BF.MEXISTS", key, items);
     assert!(present.iter().all(|answer| *answer == Value::Int(1)), "{key}: an item added is missing");
@@ -151,21 +142,6 @@ fn assert_all_same(theirs: &Server, ours: &Server, kinds: &[Kind]) {
     for kind in kinds {
         assert_same_filter(&mut theirs, &mut ours, kind.key, &kind.items);
     }
-}
-
-fn wait_for_rewrite(con: &mut Connection) {
-    for _ in 0..3000 {
-        let info = match ok(con, &["INFO", "persistence"]) {
-            Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Value::VerbatimString { text, .. } => text,
-            other => panic!("{other:?}"),
-        };
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    panic!("the AOF rewrite did not finish");
 }
 
 /// Adds that make the small filters grow, applied to both servers.
@@ -352,178 +328,8 @@ fn filters_go_back_to_redisbloom_by_scandump_and_by_aof() {
     }
 }
 
-/// A RedisBloom dump header, as the tests read it (the published layout, current version).
-#[derive(Clone, Debug)]
-struct Header {
-    items: u64,
-    options: u32,
-    growth: u32,
-    links: Vec<LinkHeader>,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct LinkHeader {
-    bytes: u64,
-    bits: u64,
-    items: u64,
-    error: f64,
-    bpe: f64,
-    hashes: u32,
-    entries: u64,
-    n2: u8,
-}
-
-impl Header {
-    fn parse(bytes: &[u8]) -> Header {
-        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-        let count = u32_at(8) as usize;
-        assert_eq!(bytes.len(), 20 + 53 * count);
-        let links = (0..count)
-            .map(|n| {
-                let at = 20 + 53 * n;
-                LinkHeader {
-                    bytes: u64_at(at),
-                    bits: u64_at(at + 8),
-                    items: u64_at(at + 16),
-                    error: f64::from_bits(u64_at(at + 24)),
-                    bpe: f64::from_bits(u64_at(at + 32)),
-                    hashes: u32_at(at + 40),
-                    entries: u64_at(at + 44),
-                    n2: bytes[at + 52],
-                }
-            })
-            .collect();
-        Header { items: u64_at(0), options: u32_at(12), growth: u32_at(16), links }
-    }
-
-    fn encode(&self) -> Vec<u8> {
-        let mut out = self.items.to_le_bytes().to_vec();
-        for value in [self.links.len() as u32, self.options, self.growth] {
-            out.extend_from_slice(&value.to_le_bytes());
-        }
-        for link in &self.links {
-            for value in [link.bytes, link.bits, link.items, link.error.to_bits(), link.bpe.to_bits()] {
-                out.extend_from_slice(&value.to_le_bytes());
-            }
-            out.extend_from_slice(&link.hashes.to_le_bytes());
-            out.extend_from_slice(&link.entries.to_le_bytes());
-            out.push(link.n2);
-        }
-        out
-    }
-}
-
-/// The record RedisBloom writes at encoding `version`, from the published field order, for a
-/// filter given by its dump header and bits.
-fn record(header: &Header, bits: &[u8], version: u32) -> Vec<Field> {
-    let mut fields = vec![Field::Unsigned(header.items), Field::Unsigned(header.links.len() as u64)];
-    if version >= 2 {
-        fields.push(Field::Unsigned(header.options.into()));
-    }
-    if version >= 4 {
-        fields.push(Field::Unsigned(header.growth.into()));
-    }
-    let mut offset = 0;
-    for link in &header.links {
-        fields.extend([
-            Field::Unsigned(link.entries),
-            Field::Double(link.error),
-            Field::Unsigned(link.hashes.into()),
-        ]);
-        fields.push(Field::Double(link.bpe));
-        if version >= 1 {
-            fields.extend([Field::Unsigned(link.bits), Field::Unsigned(link.n2.into())]);
-        }
-        let end = offset + link.bytes as usize;
-        fields.extend([Field::Bytes(bits[offset..end].to_vec()), Field::Unsigned(link.items)]);
-        offset = end;
-    }
-    fields
-}
-
-fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> Result<Value, String> {
+pub(super) fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> Result<Value, String> {
     call_bytes(con, &[b"RESTORE", key.as_bytes(), b"0", payload])
-}
-
-/// A filter made on RedisBloom from a header of its own choosing (BF.LOADCHUNK), then filled.
-fn load_header(con: &mut Connection, key: &str, header: &Header, items: &[Vec<u8>]) {
-    let bytes: u64 = header.links.iter().map(|link| link.bytes).sum();
-    let mut pairs = vec![(1i64, header.encode())];
-    pairs.push((1 + bytes as i64, vec![0; bytes as usize]));
-    loadchunks(con, key, &pairs);
-    add(con, key, items);
-}
-
-/// RedisBloom's sizing of a link, as the published format describes it, for headers given
-/// to the real RedisBloom.
-fn sized_link(entries: u64, error: f64, rounded: bool) -> LinkHeader {
-    let bpe = (error.ln() / 0.480453013918201).abs();
-    let wanted = entries as f64 * bpe;
-    let (modulus, n2, entries) = if rounded {
-        let n2 = (((wanted.to_bits() >> 52) & 0x7ff) - 1022) as u8;
-        let modulus = 1u64 << n2;
-        (modulus, n2, entries + ((modulus as f64 - wanted) as u64 as f64 / bpe) as u64)
-    } else {
-        (wanted as u64, 0, entries)
-    };
-    let bytes = modulus.div_ceil(64) * 8;
-    // RedisBloom's approximation of ln(2), not the exact constant.
-    #[allow(clippy::approx_constant)]
-    let hashes = (0.693147180559945 * bpe).ceil() as u32;
-    LinkHeader { bytes, bits: bytes * 8, items: 0, error, bpe, hashes, entries, n2 }
-}
-
-/// Encoding versions 0 to 3 come from RedisBloom versions that cannot be run here; their
-/// payloads are built from the published format, for filters the real RedisBloom made (or
-/// took from a header) and answers for, and restored into this module.
-#[test]
-fn older_encoding_versions_load_and_answer_as_redisbloom() {
-    let theirs = Server::start_redisbloom(&["--rdbcompression", "no"]);
-    let ours = Server::start();
-    let (mut their_con, mut our_con) = (theirs.connection(), ours.connection());
-    let mut chain = Kind { key: "chain", reserve: &["0.01", "10"], items: numbered("c", 20_000) };
-    create(&mut their_con, &mut chain);
-    let template = dump_payload(&mut their_con, "chain");
-    let pairs = scandump(&mut their_con, "chain");
-    let header = Header::parse(&pairs[0].1);
-    let bits: Vec<u8> = pairs[1..].iter().flat_map(|(_, data)| data.clone()).collect();
-    // The payload builder writes exactly what RedisBloom writes at its current version.
-    assert!(payload(&template, 4, &record(&header, &bits, 4)) == template, "the builder is off");
-
-    // Versions 2 and 3: options stored, growth (always 2 then) not.
-    for version in [2, 3] {
-        let key = format!("v{version}");
-        restore(&mut our_con, &key, &payload(&template, version, &record(&header, &bits, version))).unwrap();
-        loadchunks(&mut their_con, &key, &pairs);
-        assert_same_filter(&mut their_con, &mut our_con, &key, &chain.items);
-    }
-
-    // Versions 0 and 1: no options, so 32-bit hashing; version 1 stores each link's size,
-    // version 0 derives it from capacity and bits per entry, which a link whose size is a
-    // whole number of 64-bit words shares with the layouts RedisBloom writes.
-    let mut entries = 300;
-    while !((entries as f64 * sized_link(entries, 0.005, false).bpe) as u64).is_multiple_of(64) {
-        entries += 1;
-    }
-    let items = numbered("old", entries as usize / 2);
-    for (version, rounded) in [(0, false), (1, false), (1, true)] {
-        let key = format!("v{version}-{rounded}");
-        let mut link = sized_link(entries, 0.005, rounded);
-        let old = Header { items: 0, options: 0, growth: 2, links: vec![link] };
-        // RedisBloom takes a header without the no-rounding option only with a rounded link;
-        // with it, the link answers as an unrounded one of version 0 or 1 would.
-        let given = Header { options: if rounded { 0 } else { 1 }, ..old.clone() };
-        load_header(&mut their_con, &key, &given, &items);
-        let pairs = scandump(&mut their_con, &key);
-        let bits: Vec<u8> = pairs[1..].iter().flat_map(|(_, data)| data.clone()).collect();
-        link.items = items.len() as u64;
-        let filled = Header { items: link.items, links: vec![link], ..old };
-        let fields = record(&filled, &bits, version);
-        restore(&mut our_con, &key, &payload(&template, version, &fields)).unwrap();
-        assert_same_answers(&mut their_con, &mut our_con, &key, &items);
-        assert!(scandump(&mut our_con, &key)[1..] == pairs[1..], "{key}: bits differ");
-    }
 }
 
 /// Corrupt RedisBloom payloads (DUMP with a valid checksum, and LOADCHUNK headers) are
@@ -545,7 +351,7 @@ fn corrupt_redisbloom_payloads_are_refused() {
                 corrupt.truncate(10 + random.below(corrupt.len() - 20));
                 corrupt.extend_from_slice(&payload[payload.len() - 10..]);
             } else {
-                for _ in 0..1 + random.below(3) {
+                for _ in 0..=random.below(3) {
                     // Past the type byte and id, before the version and checksum.
                     let at = 10 + random.below(corrupt.len() - 20);
                     corrupt[at] ^= 1 << random.below(8);
@@ -646,7 +452,7 @@ fn new_filters_in_redisbloom_format_behave_as_redisbloom() {
     for _ in 0..400 {
         let key = keys[random.below(keys.len())].clone();
         let items: Vec<Vec<u8>> =
-            (0..1 + random.below(60)).map(|_| format!("i{}", random.below(3000)).into_bytes()).collect();
+            (0..=random.below(60)).map(|_| format!("i{}", random.below(3000)).into_bytes()).collect();
         let command: &[u8] = [&b"BF.MADD"[..], b"BF.MEXISTS", b"BF.ADD"][random.below(3)];
         let mut args: Vec<&[u8]> = vec![command, key.as_bytes()];
         args.extend(items.iter().take(if command == b"BF.ADD" { 1 } else { items.len() }).map(Vec::as_slice));

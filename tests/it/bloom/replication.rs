@@ -1,8 +1,6 @@
 //! A replica with other bf.* defaults ends with exactly its master's filters.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::{Connection, Value};
 
 fn writes(con: &mut Connection, prefix: &str) {
@@ -34,19 +32,6 @@ fn writes(con: &mut Connection, prefix: &str) {
         call_bytes(con, &[b"BF.LOADCHUNK", target.as_bytes(), next.to_string().as_bytes(), data]).unwrap();
         iterator = *next;
     }
-}
-
-fn keys(con: &mut Connection) -> Vec<String> {
-    let Value::Array(keys) = ok(con, &["KEYS", "*"]) else { panic!() };
-    let mut keys: Vec<String> = keys
-        .into_iter()
-        .map(|key| match key {
-            Value::BulkString(bytes) => String::from_utf8(bytes).unwrap(),
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    keys.sort();
-    keys
 }
 
 #[test]
@@ -167,7 +152,7 @@ fn a_replica_with_a_smaller_cap_keeps_every_filter_of_its_master() {
     ok(&mut on_master, &["BF.RESERVE", "large", "0.01", "3000000"]);
     ok(&mut on_master, &["BF.ADD", "large", "a"]);
     let payload = dump_payload(&mut on_master, "large");
-    assert!(payload.len() > 2 * 1048576, "{} bytes", payload.len());
+    assert!(payload.len() > 2 * 1_048_576, "{} bytes", payload.len());
     call_bytes(&mut on_master, &[b"RESTORE", b"restored", b"0", &payload]).expect("RESTORE on the master");
     wait_in_sync(&mut on_master, &mut on_replica);
     for key in ["large", "restored"] {

@@ -1,9 +1,7 @@
 //! Measured through the server: no false negatives ever, and at full capacity a false-positive
 //! rate no higher than requested (within four standard deviations of the sample).
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use redis::{Connection, Value};
 
 /// The most false positives an honest filter with rate `p` shows in `n` probes, but for a
