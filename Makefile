@@ -102,9 +102,9 @@ test: build peers clients
 	@echo "== unit tests, and integration tests on $$(redis-server --version | cut -d' ' -f1-3)"
 	cargo test --release --workspace
 	@echo "== integration tests on $$(LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74) --version | cut -d' ' -f1-3)"
-	REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS) cargo test --release --test '*'
+	REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS) cargo test --release --workspace --test '*'
 	@echo "== integration tests on $$($(VALKEY_9) --version | cut -d' ' -f1-3)"
-	REDIS_SERVER=$(VALKEY_9) cargo test --release --test '*'
+	REDIS_SERVER=$(VALKEY_9) cargo test --release --workspace --test '*'
 	@$(MAKE) --no-print-directory example-test
 
 # The cache-penetration example (examples/cache-penetration, a crate of its own): a users

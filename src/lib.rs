@@ -11,8 +11,6 @@ mod cuckoo;
 mod refused_types;
 mod shared;
 
-use redbloom_core::bloom::params::{MAX_CAPACITY, MAX_EXPANSION};
-use redbloom_core::cuckoo::{DEFAULT_MAX_SUB_FILTERS, MAX_SUB_FILTERS};
 use redis_module::configuration::{
     register_bool_configuration, register_enum_configuration, register_i64_configuration,
     register_string_configuration, ConfigurationFlags,
@@ -96,53 +94,23 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
 /// The `bf.*` configs. Load arguments are read by `initialize`, which also takes RedisBloom's
 /// names for them, so the configs start at their defaults here.
 fn register_configs(ctx: &Context) {
-    let max_capacity = MAX_CAPACITY as i64;
-    let max_expansion = i64::from(MAX_EXPANSION);
-    register_i64_configuration(
-        ctx,
-        "initial-size",
-        &config::INITIAL_SIZE,
-        config::DEFAULT_INITIAL_SIZE,
-        1,
-        max_capacity,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_i64_configuration(
-        ctx,
-        "expansion-factor",
-        &config::EXPANSION,
-        config::DEFAULT_EXPANSION,
-        0,
-        max_expansion,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_i64_configuration(
-        ctx,
-        "max-filter-bytes",
-        &config::MAX_FILTER_BYTES,
-        config::DEFAULT_MAX_FILTER_BYTES,
-        config::MIN_MAX_FILTER_BYTES,
-        i64::MAX,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_i64_configuration(
-        ctx,
-        "cf-max-expansions",
-        &config::CF_MAX_EXPANSIONS,
-        DEFAULT_MAX_SUB_FILTERS as i64,
-        1,
-        MAX_SUB_FILTERS as i64,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
+    for setting in config::INTEGER_SETTINGS {
+        register_i64_configuration(
+            ctx,
+            setting.name,
+            &setting.value,
+            setting.default,
+            setting.min,
+            setting.max,
+            ConfigurationFlags::DEFAULT,
+            None,
+        );
+    }
     register_string_configuration(
         ctx,
         "error-rate",
         &config::ERROR_RATE,
-        config::DEFAULT_ERROR_RATE,
+        &config::DEFAULT_ERROR_RATE.to_string(),
         ConfigurationFlags::DEFAULT,
         None,
     );

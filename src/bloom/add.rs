@@ -5,7 +5,7 @@ use super::parse::{self, Creation};
 use super::reserve::{defaults, log_refusal, replicate_creation};
 use crate::shared::call::Call;
 use crate::shared::config;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
 use redbloom_core::bloom::{Filter, FilterError};
 use std::cell::OnceCell;
@@ -19,18 +19,18 @@ enum Replies {
 }
 
 /// BF.ADD key item
-pub fn add(call: &Call) -> Result<(), BfError> {
+pub fn add(call: &Call) -> Result<(), CommandError> {
     add_items(call, 2, Some(defaults()), c"bf.add", Replies::Single)
 }
 
 /// BF.MADD key item [item ...]
-pub fn madd(call: &Call) -> Result<(), BfError> {
+pub fn madd(call: &Call) -> Result<(), CommandError> {
     add_items(call, 2, Some(defaults()), c"bf.madd", Replies::Array)
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
 /// ITEMS item ...
-pub fn insert(call: &Call) -> Result<(), BfError> {
+pub fn insert(call: &Call) -> Result<(), CommandError> {
     let parsed = parse::insert(&call.args(), defaults())?;
     if let Some(asked) = parsed.capped_rate {
         config::log_capped(asked);
@@ -48,20 +48,20 @@ fn add_items(
     creation: Option<Creation>,
     event: &CStr,
     replies: Replies,
-) -> Result<(), BfError> {
+) -> Result<(), CommandError> {
     let budget = OnceCell::new();
     let budget = || *budget.get_or_init(|| call.max_filter_bytes());
     let mut key = call.open_key_for_writing();
     let created = if key.get::<Filter>()?.is_some() {
         None
     } else {
-        let creation = creation.ok_or(BfError::NotFound)?;
+        let creation = creation.ok_or(CommandError::NotFound)?;
         let filter = creation.try_build(budget()).inspect_err(|_| log_refusal(&creation))?;
         let header = filter.encode_header();
         key.store(filter)?;
         Some(header)
     };
-    let filter = key.get_mut::<Filter>()?.ok_or(BfError::Internal)?;
+    let filter = key.get_mut::<Filter>()?.ok_or(CommandError::Internal)?;
     let before = filter.footprint();
     let count_error = |error: FilterError| {
         if error == FilterError::Full {

@@ -7,17 +7,17 @@
 //! that LOADCHUNK finds the chunk's start as `iterator - 1 - length`. The end is `[0, ""]`.
 
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::parse;
 use redbloom_core::bloom::Filter;
 
 const HEADER_ITERATOR: i64 = 1;
 
 /// BF.SCANDUMP key iterator
-pub fn scandump(call: &Call) -> Result<(), BfError> {
+pub fn scandump(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let filter = key.get::<Filter>()?.ok_or(BfError::NotFound)?;
-    let iterator = parse::integer(call.arg(2)).ok_or(BfError::ScanDumpIteratorNotNumeric)?;
+    let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
+    let iterator = parse::integer(call.arg(2)).ok_or(CommandError::ScanDumpIteratorNotNumeric)?;
     if iterator == 0 {
         let header = filter.encode_header();
         call.reply_array(2);
@@ -41,24 +41,24 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
 }
 
 /// BF.LOADCHUNK key iterator data
-pub fn loadchunk(call: &Call) -> Result<(), BfError> {
-    let iterator = parse::integer(call.arg(2)).ok_or(BfError::LoadChunkIteratorNotNumeric)?;
+pub fn loadchunk(call: &Call) -> Result<(), CommandError> {
+    let iterator = parse::integer(call.arg(2)).ok_or(CommandError::LoadChunkIteratorNotNumeric)?;
     let data = call.arg(3);
     let mut key = call.open_key_for_writing();
     if iterator == HEADER_ITERATOR {
         if key.get::<Filter>()?.is_some() {
-            return Err(BfError::ItemExists);
+            return Err(CommandError::ItemExists);
         }
         let filter = Filter::decode_header(data, call.max_filter_bytes())?;
         key.store(filter)?;
         call.notify(c"bf.reserve");
     } else {
-        let filter = key.get_mut::<Filter>()?.ok_or(BfError::NotFound)?;
+        let filter = key.get_mut::<Filter>()?.ok_or(CommandError::NotFound)?;
         // An iterator that cannot follow a chunk of this length is bad data, not an offset.
         let offset = iterator
             .checked_sub(1 + data.len() as i64)
             .and_then(|offset| u64::try_from(offset).ok())
-            .ok_or(BfError::BadData)?;
+            .ok_or(CommandError::BadData)?;
         filter.write_chunk(offset, data)?;
         call.notify(c"bf.loadchunk");
     }

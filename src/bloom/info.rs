@@ -1,7 +1,7 @@
 //! BF.INFO and BF.DEBUG.
 
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::parse::is_keyword;
 use redbloom_core::bloom::Filter;
 use std::ffi::CStr;
@@ -21,12 +21,12 @@ const FIELDS: [(&str, &CStr); 5] = [
 const ESTIMATE: (&str, &CStr) = ("ERROR", c"Estimated error rate");
 
 /// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | ERROR]
-pub fn info(call: &Call) -> Result<(), BfError> {
+pub fn info(call: &Call) -> Result<(), CommandError> {
     if call.argc() > 3 {
-        return Err(BfError::WrongArity);
+        return Err(CommandError::WrongArity);
     }
     let key = call.open_key();
-    let filter = key.get::<Filter>()?.ok_or(BfError::NotFound)?;
+    let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
     if call.argc() == 2 {
         call.reply_map(FIELDS.len());
         for (index, (_, label)) in FIELDS.iter().enumerate() {
@@ -41,7 +41,7 @@ pub fn info(call: &Call) -> Result<(), BfError> {
     let label = match field {
         Some(index) => FIELDS[index].1,
         None if estimate => ESTIMATE.1,
-        None => return Err(BfError::InvalidInfoField),
+        None => return Err(CommandError::InvalidInfoField),
     };
     if call.is_resp3() {
         call.reply_map(1);
@@ -73,9 +73,9 @@ fn reply_value(call: &Call, filter: &Filter, field: usize) {
 /// BF.DEBUG key: the item count, then one line per sub-filter. For RedisBloom's format the
 /// lines are RedisBloom's own; for this module's, `bits` counts the blocked layout's bits
 /// and `hashes` the bits set per item over all its blocks.
-pub fn debug(call: &Call) -> Result<(), BfError> {
+pub fn debug(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let filter = key.get::<Filter>()?.ok_or(BfError::NotFound)?;
+    let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
     call.reply_array(1 + filter.link_count());
     call.reply_bulk(format!("size:{}", filter.items()).as_bytes());
     let line = |bytes: u64, bits: u64, hashes: u32, width: u32, capacity: u64, items: u64, rate: f64| {

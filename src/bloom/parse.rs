@@ -1,7 +1,7 @@
 //! BF.* argument parsing: pure functions over the arguments' bytes (the command name first),
 //! unit-tested and fuzzed without a server. The error strings live in `shared/error.rs`.
 
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::parse::{float, integer, is_keyword};
 use redbloom_core::bloom::{params, Filter, FilterError, Format};
 
@@ -22,7 +22,7 @@ impl Creation {
 }
 
 /// A valid error rate (capped at 0.25), or `out_of_range` when outside (0, 1).
-fn error_rate_in_range(rate: f64, out_of_range: BfError) -> Result<f64, BfError> {
+fn error_rate_in_range(rate: f64, out_of_range: CommandError) -> Result<f64, CommandError> {
     params::checked_error_rate(rate).ok_or(out_of_range)
 }
 
@@ -41,12 +41,12 @@ pub struct Parsed {
 /// in any order and anything unknown is skipped: some clients send the expansion number
 /// without its keyword.
 /// `defaults` gives the expansion and format when they are not named.
-pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
-    let asked_rate = args.get(2).and_then(|arg| float(arg)).ok_or(BfError::BadErrorRate)?;
-    let error_rate = error_rate_in_range(asked_rate, BfError::ErrorRateOutOfRange)?;
-    let capacity = args.get(3).and_then(|arg| integer(arg)).ok_or(BfError::BadCapacity)?;
+pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError> {
+    let asked_rate = args.get(2).and_then(|arg| float(arg)).ok_or(CommandError::BadErrorRate)?;
+    let error_rate = error_rate_in_range(asked_rate, CommandError::ErrorRateOutOfRange)?;
+    let capacity = args.get(3).and_then(|arg| integer(arg)).ok_or(CommandError::BadCapacity)?;
     if !params::capacity_in_range(capacity) {
-        return Err(BfError::CapacityOutOfRange);
+        return Err(CommandError::CapacityOutOfRange);
     }
     let mut expansion = None;
     let mut nonscaling = false;
@@ -54,13 +54,14 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
     let mut index = 4;
     while let Some(token) = args.get(index) {
         if is_keyword(token, "FORMAT") {
-            format = args.get(index + 1).and_then(|name| Format::named(name)).ok_or(BfError::BadFormat)?;
+            format =
+                args.get(index + 1).and_then(|name| Format::named(name)).ok_or(CommandError::BadFormat)?;
             index += 2;
         } else if is_keyword(token, "EXPANSION") {
-            let value = args.get(index + 1).ok_or(BfError::NoExpansion)?;
-            let value = integer(value).ok_or(BfError::BadExpansion)?;
+            let value = args.get(index + 1).ok_or(CommandError::NoExpansion)?;
+            let value = integer(value).ok_or(CommandError::BadExpansion)?;
             if !params::expansion_in_range(value) {
-                return Err(BfError::ExpansionOutOfRange);
+                return Err(CommandError::ExpansionOutOfRange);
             }
             expansion = Some(value as u32);
             index += 2;
@@ -79,7 +80,7 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
 /// ITEMS item ... What is not given comes from `defaults`.
-pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
+pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError> {
     let mut creation = defaults;
     let mut capped_rate = None;
     let mut expansion_given = None;
@@ -87,23 +88,23 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
     let mut nonscaling = false;
     let mut index = 2;
     let first_item = loop {
-        let token = args.get(index).ok_or(BfError::WrongArity)?;
-        let value = || args.get(index + 1).ok_or(BfError::WrongArity);
+        let token = args.get(index).ok_or(CommandError::WrongArity)?;
+        let value = || args.get(index + 1).ok_or(CommandError::WrongArity);
         if is_keyword(token, "CAPACITY") {
             let capacity = integer(value()?).filter(|&c| params::capacity_in_range(c));
-            creation.capacity = capacity.ok_or(BfError::InsertBadCapacity)? as u64;
+            creation.capacity = capacity.ok_or(CommandError::InsertBadCapacity)? as u64;
             index += 2;
         } else if is_keyword(token, "ERROR") {
-            let rate = float(value()?).ok_or(BfError::InsertBadErrorRate)?;
-            creation.error_rate = error_rate_in_range(rate, BfError::InsertBadErrorRate)?;
+            let rate = float(value()?).ok_or(CommandError::InsertBadErrorRate)?;
+            creation.error_rate = error_rate_in_range(rate, CommandError::InsertBadErrorRate)?;
             capped_rate = (creation.error_rate != rate).then_some(rate);
             index += 2;
         } else if is_keyword(token, "EXPANSION") {
             let expansion = integer(value()?).filter(|&e| params::expansion_in_range(e));
-            expansion_given = Some(expansion.ok_or(BfError::InsertBadExpansion)? as u32);
+            expansion_given = Some(expansion.ok_or(CommandError::InsertBadExpansion)? as u32);
             index += 2;
         } else if is_keyword(token, "FORMAT") {
-            creation.format = Format::named(value()?).ok_or(BfError::BadFormat)?;
+            creation.format = Format::named(value()?).ok_or(CommandError::BadFormat)?;
             index += 2;
         } else if is_keyword(token, "NOCREATE") {
             nocreate = true;
@@ -114,11 +115,11 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
         } else if is_keyword(token, "ITEMS") {
             break index + 1;
         } else {
-            return Err(BfError::UnknownArgument);
+            return Err(CommandError::UnknownArgument);
         }
     };
     if first_item >= args.len() {
-        return Err(BfError::WrongArity);
+        return Err(CommandError::WrongArity);
     }
     creation.expansion = scaling(expansion_given, nonscaling, defaults.expansion)?;
     Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
@@ -126,9 +127,9 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, BfError> {
 
 /// The expansion a new filter gets from EXPANSION and NONSCALING, which contradict each
 /// other when both are given with a non-zero expansion.
-fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32, BfError> {
+fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32, CommandError> {
     match (expansion, nonscaling) {
-        (Some(expansion), true) if expansion > 0 => Err(BfError::NonScalingCannotExpand),
+        (Some(expansion), true) if expansion > 0 => Err(CommandError::NonScalingCannotExpand),
         (_, true) => Ok(0),
         (Some(expansion), false) => Ok(expansion),
         (None, false) => Ok(default),
@@ -157,8 +158,8 @@ mod tests {
             Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7, ..DEFAULTS })
         );
         assert_eq!(parsed.capped_rate, Some(0.9));
-        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS), Err(BfError::NoExpansion));
-        assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(BfError::BadErrorRate));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS), Err(CommandError::NoExpansion));
+        assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(CommandError::BadErrorRate));
     }
 
     #[test]
@@ -170,9 +171,12 @@ mod tests {
         let redisbloom_default = Creation { format: Format::RedisBloom, ..DEFAULTS };
         let parsed = insert(&args("BF.INSERT k NONSCALING ITEMS a"), redisbloom_default).unwrap();
         assert_eq!(parsed.creation.unwrap().format, Format::RedisBloom);
-        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT"), DEFAULTS), Err(BfError::BadFormat));
-        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT other"), DEFAULTS), Err(BfError::BadFormat));
-        assert_eq!(insert(&args("BF.INSERT k FORMAT x ITEMS a"), DEFAULTS), Err(BfError::BadFormat));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT"), DEFAULTS), Err(CommandError::BadFormat));
+        assert_eq!(
+            reserve(&args("BF.RESERVE k 0.01 5 FORMAT other"), DEFAULTS),
+            Err(CommandError::BadFormat)
+        );
+        assert_eq!(insert(&args("BF.INSERT k FORMAT x ITEMS a"), DEFAULTS), Err(CommandError::BadFormat));
     }
 
     #[test]
@@ -183,11 +187,11 @@ mod tests {
         assert_eq!(parsed.capped_rate, Some(0.5));
         let parsed = insert(&args("BF.INSERT k capacity 9 ITEMS a"), DEFAULTS).unwrap();
         assert_eq!(parsed.creation, Some(Creation { capacity: 9, ..DEFAULTS }));
-        assert_eq!(insert(&args("BF.INSERT k ITEMS"), DEFAULTS), Err(BfError::WrongArity));
-        assert_eq!(insert(&args("BF.INSERT k CAPACITY"), DEFAULTS), Err(BfError::WrongArity));
+        assert_eq!(insert(&args("BF.INSERT k ITEMS"), DEFAULTS), Err(CommandError::WrongArity));
+        assert_eq!(insert(&args("BF.INSERT k CAPACITY"), DEFAULTS), Err(CommandError::WrongArity));
         assert_eq!(
             insert(&args("BF.INSERT k CAPACITY 0 ITEMS a"), DEFAULTS),
-            Err(BfError::InsertBadCapacity)
+            Err(CommandError::InsertBadCapacity)
         );
     }
 }

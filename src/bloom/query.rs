@@ -6,11 +6,11 @@
 
 use super::datatype::METRICS;
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use redbloom_core::bloom::Filter;
 
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
-pub fn exists(call: &Call) -> Result<(), BfError> {
+pub fn exists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let present = match key.get::<Filter>() {
         Ok(Some(filter)) => filter.contains(call.arg(2)),
@@ -22,7 +22,7 @@ pub fn exists(call: &Call) -> Result<(), BfError> {
 }
 
 /// BF.MEXISTS key item [item ...]
-pub fn mexists(call: &Call) -> Result<(), BfError> {
+pub fn mexists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     call.reply_array(call.argc() - 2);
     let Ok(Some(filter)) = key.get::<Filter>() else {
@@ -40,7 +40,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
 }
 
 /// BF.CARD key: the adds that answered 1; 0 for a missing key.
-pub fn card(call: &Call) -> Result<(), BfError> {
+pub fn card(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let items = key.get::<Filter>()?.map_or(0, redbloom_core::bloom::Filter::items);
     call.reply_integer(items as i64);

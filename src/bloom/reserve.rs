@@ -5,7 +5,7 @@ use super::datatype::METRICS;
 use super::parse::{self, Creation};
 use crate::shared::call::Call;
 use crate::shared::config;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use redbloom_core::bloom::Filter;
 
 /// Parameters of a filter that a command creates without being told them.
@@ -19,15 +19,15 @@ pub fn defaults() -> Creation {
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [FORMAT f]`
-pub fn reserve(call: &Call) -> Result<(), BfError> {
+pub fn reserve(call: &Call) -> Result<(), CommandError> {
     let parsed = parse::reserve(&call.args(), defaults())?;
-    let creation = parsed.creation.ok_or(BfError::Internal)?;
+    let creation = parsed.creation.ok_or(CommandError::Internal)?;
     if let Some(asked) = parsed.capped_rate {
         config::log_capped(asked);
     }
     let mut key = call.open_key_for_writing();
     if key.get::<Filter>()?.is_some() {
-        return Err(BfError::ItemExists);
+        return Err(CommandError::ItemExists);
     }
     let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
     let header = filter.encode_header();

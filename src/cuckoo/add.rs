@@ -7,28 +7,29 @@ use super::datatype::METRICS;
 use super::parse::{self, CuckooInsert};
 use super::reserve::{filter_or_create, limits};
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
 use redbloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams, Inserted};
 use std::ffi::CStr;
 
 /// CF.ADD key item: stores the item (again, if it is there already).
-pub fn add(call: &Call) -> Result<(), BfError> {
+pub fn add(call: &Call) -> Result<(), CommandError> {
     add_one(call, false, c"cf.add")
 }
 
 /// CF.ADDNX key item: 0 when the item tests present.
-pub fn addnx(call: &Call) -> Result<(), BfError> {
+pub fn addnx(call: &Call) -> Result<(), CommandError> {
     add_one(call, true, c"cf.addnx")
 }
 
-fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), BfError> {
+fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    let filter = filter_or_create(call, &mut key, CuckooParams::default(), true)?.ok_or(BfError::Internal)?;
+    let filter =
+        filter_or_create(call, &mut key, CuckooParams::default(), true)?.ok_or(CommandError::Internal)?;
     let limits = limits(call);
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         METRICS.count_full_errors(1);
-        return Err(BfError::CfMaxExpansions);
+        return Err(CommandError::CfMaxExpansions);
     }
     let item = filter.hash_and_prefetch(call.arg(2));
     if only_new && filter.contains(item) {
@@ -48,32 +49,32 @@ fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), BfError> {
         }
         Inserted::NoRoom => {
             METRICS.count_full_errors(1);
-            Err(BfError::CfFull)
+            Err(CommandError::CfFull)
         }
     }
 }
 
 /// CF.INSERT key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]: per item 1, or
 /// -1 for no room (false under RESP3).
-pub fn insert(call: &Call) -> Result<(), BfError> {
+pub fn insert(call: &Call) -> Result<(), CommandError> {
     insert_items(call, false, c"cf.insert")
 }
 
 /// CF.INSERTNX: per item 1, 0 when it tests present, -1 for no room, integers under both
 /// protocols.
-pub fn insertnx(call: &Call) -> Result<(), BfError> {
+pub fn insertnx(call: &Call) -> Result<(), CommandError> {
     insert_items(call, true, c"cf.insertnx")
 }
 
-fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), BfError> {
+fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError> {
     let CuckooInsert { params, rate_arg, no_create, first_item } = parse::insert(&call.args())?;
     let mut key = call.open_key_for_writing();
     let created = key.get::<CuckooFilter>()?.is_none() && !no_create;
-    let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(BfError::NotFound)?;
+    let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(CommandError::NotFound)?;
     let limits = limits(call);
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         METRICS.count_full_errors(call.argc() - first_item);
-        return Err(BfError::CfMaxExpansions);
+        return Err(CommandError::CfMaxExpansions);
     }
     let before = filter.footprint();
     let items: Vec<CuckooHash> = call.args_from(first_item).map(|item| filter.hash(item)).collect();

@@ -2,16 +2,16 @@
 
 use super::datatype::METRICS;
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
 use redbloom_core::cuckoo::CuckooFilter;
 
 /// CF.DEL key item: removes one copy. Only the item's own adds may be deleted: deleting an
 /// item never added can remove another item that shares its fingerprint and bucket.
-pub fn del(call: &Call) -> Result<(), BfError> {
+pub fn del(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     let Ok(Some(filter)) = key.get_mut::<CuckooFilter>() else {
-        return Err(BfError::CfNotFound);
+        return Err(CommandError::CfNotFound);
     };
     let before = filter.footprint();
     let deleted = filter.delete(filter.hash_and_prefetch(call.arg(2)));
@@ -26,10 +26,10 @@ pub fn del(call: &Call) -> Result<(), BfError> {
 }
 
 /// CF.COMPACT key: moves items out of the newest sub-filters where older ones have room.
-pub fn compact(call: &Call) -> Result<(), BfError> {
+pub fn compact(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     let Ok(Some(filter)) = key.get_mut::<CuckooFilter>() else {
-        return Err(BfError::CfCompactNotFound);
+        return Err(CommandError::CfCompactNotFound);
     };
     let before = filter.footprint();
     filter.compact(true);

@@ -1,17 +1,18 @@
 //! CF.SCANDUMP and CF.LOADCHUNK: a filter moved in pieces, RedisBloom's header and chunks.
 
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::parse;
 use redbloom_core::cuckoo::CuckooFilter;
 
 /// CF.SCANDUMP key iterator: `[1, header]` from 0, then `[next, chunk]`, and `[0, nil]` at
 /// the end. A filter holding no items dumps nothing, as in RedisBloom.
-pub fn scandump(call: &Call) -> Result<(), BfError> {
-    let iterator =
-        parse::integer(call.arg(2)).filter(|&iterator| iterator >= 0).ok_or(BfError::CfInvalidPosition)?;
+pub fn scandump(call: &Call) -> Result<(), CommandError> {
+    let iterator = parse::integer(call.arg(2))
+        .filter(|&iterator| iterator >= 0)
+        .ok_or(CommandError::CfInvalidPosition)?;
     let key = call.open_key();
-    let filter = key.get::<CuckooFilter>()?.ok_or(BfError::NotFound)?;
+    let filter = key.get::<CuckooFilter>()?.ok_or(CommandError::NotFound)?;
     let header = filter.header();
     let piece = match iterator as u64 {
         _ if filter.items() == 0 => None,
@@ -33,26 +34,27 @@ pub fn scandump(call: &Call) -> Result<(), BfError> {
 /// or the longer one of a wide filter), any other writes a chunk where SCANDUMP found it.
 /// Unlike RedisBloom, the chunks are replicated too, so that a replica gets the filter and not
 /// only its empty shape.
-pub fn loadchunk(call: &Call) -> Result<(), BfError> {
-    let iterator =
-        parse::integer(call.arg(2)).filter(|&iterator| iterator != 0).ok_or(BfError::CfInvalidPosition)?;
+pub fn loadchunk(call: &Call) -> Result<(), CommandError> {
+    let iterator = parse::integer(call.arg(2))
+        .filter(|&iterator| iterator != 0)
+        .ok_or(CommandError::CfInvalidPosition)?;
     let data = call.arg(3);
     let mut key = call.open_key_for_writing();
     if iterator == 1 {
         if key.get::<CuckooFilter>()?.is_some() {
-            return Err(BfError::ItemExists);
+            return Err(CommandError::ItemExists);
         }
         if CuckooFilter::header_width(data).is_none() {
-            return Err(BfError::CfInvalidHeader);
+            return Err(CommandError::CfInvalidHeader);
         }
-        let filter =
-            CuckooFilter::from_header(data, call.max_filter_bytes()).map_err(|_| BfError::CfCannotCreate)?;
+        let filter = CuckooFilter::from_header(data, call.max_filter_bytes())
+            .map_err(|_| CommandError::CfCannotCreate)?;
         key.store(filter)?;
     } else {
-        let filter = key.get_mut::<CuckooFilter>()?.ok_or(BfError::NotFound)?;
+        let filter = key.get_mut::<CuckooFilter>()?.ok_or(CommandError::NotFound)?;
         let written = u64::try_from(iterator).is_ok_and(|iterator| filter.load_chunk(iterator, data));
         if !written {
-            return Err(BfError::CfCannotLoadChunk);
+            return Err(CommandError::CfCannotLoadChunk);
         }
     }
     call.replicate_verbatim();

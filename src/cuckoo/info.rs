@@ -1,15 +1,15 @@
 //! CF.INFO and CF.DEBUG.
 
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use redbloom_core::cuckoo::CuckooFilter;
 use std::ffi::CStr;
 use std::fmt::Write;
 
 /// CF.INFO key: eight pairs, a flat array under RESP2 and a map under RESP3.
-pub fn info(call: &Call) -> Result<(), BfError> {
+pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let filter = key.get::<CuckooFilter>()?.ok_or(BfError::NotFound)?;
+    let filter = key.get::<CuckooFilter>()?.ok_or(CommandError::NotFound)?;
     let fields: [(&CStr, u64); 8] = [
         (c"Size", filter.size()),
         (c"Number of buckets", filter.first_buckets()),
@@ -29,9 +29,9 @@ pub fn info(call: &Call) -> Result<(), BfError> {
 }
 
 /// CF.DEBUG key: the same fields on one line, and the fingerprint bits of a wide filter.
-pub fn debug(call: &Call) -> Result<(), BfError> {
+pub fn debug(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let filter = key.get::<CuckooFilter>()?.ok_or(BfError::NotFound)?;
+    let filter = key.get::<CuckooFilter>()?.ok_or(CommandError::NotFound)?;
     let mut line = format!(
         "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
         filter.bucket_size(),

@@ -1,7 +1,7 @@
 //! CF.* argument parsing: pure functions over the arguments' bytes (the command name first),
 //! unit-tested and fuzzed without a server. The error strings live in `shared/error.rs`.
 
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::parse::{float, integer, is_keyword};
 use redbloom_core::cuckoo::{
     CuckooParams, Width, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_BUCKET_SIZE,
@@ -20,7 +20,7 @@ pub struct CuckooInsert {
 
 /// The rate of a cuckoo filter's `ERROR` (an extension: RedisBloom's fingerprints have one
 /// width), a number in (0, 1); it picks the width and the bucket size.
-fn error_rate_value(value: &[u8], unparsable: BfError) -> Result<f64, BfError> {
+fn error_rate_value(value: &[u8], unparsable: CommandError) -> Result<f64, CommandError> {
     float(value).filter(|rate| *rate > 0.0 && *rate < 1.0).ok_or(unparsable)
 }
 
@@ -29,12 +29,12 @@ fn error_rate_value(value: &[u8], unparsable: BfError) -> Result<f64, BfError> {
 /// anywhere among the arguments, the first occurrence winning, as RedisBloom finds them), then
 /// the capacity against the bucket size. ERROR, redbloom's, is looked for after the capacity
 /// only, so that a key named `error` means nothing.
-pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, BfError> {
+pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, CommandError> {
     if args.len() < 3 || args.len().is_multiple_of(2) {
-        return Err(BfError::WrongArity);
+        return Err(CommandError::WrongArity);
     }
-    let capacity = integer(args[2]).ok_or(BfError::InsertBadCapacity)?;
-    let option = |name: &str, min: u16, max: u16, unparsable: BfError, out_of_range: BfError| {
+    let capacity = integer(args[2]).ok_or(CommandError::InsertBadCapacity)?;
+    let option = |name: &str, min: u16, max: u16, unparsable: CommandError, out_of_range: CommandError| {
         let Some(position) = args.iter().position(|arg| is_keyword(arg, name)) else {
             return Ok(None);
         };
@@ -47,26 +47,37 @@ pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, BfError> {
         "MAXITERATIONS",
         1,
         u16::MAX,
-        BfError::CfBadMaxIterations,
-        BfError::CfMaxIterationsOutOfRange,
+        CommandError::CfBadMaxIterations,
+        CommandError::CfMaxIterationsOutOfRange,
     )?;
-    let bucket_size =
-        option("BUCKETSIZE", 1, MAX_BUCKET_SIZE, BfError::CfBadBucketSize, BfError::CfBucketSizeOutOfRange)?;
-    let expansion =
-        option("EXPANSION", 0, MAX_EXPANSION, BfError::CfBadExpansion, BfError::CfExpansionOutOfRange)?;
+    let bucket_size = option(
+        "BUCKETSIZE",
+        1,
+        MAX_BUCKET_SIZE,
+        CommandError::CfBadBucketSize,
+        CommandError::CfBucketSizeOutOfRange,
+    )?;
+    let expansion = option(
+        "EXPANSION",
+        0,
+        MAX_EXPANSION,
+        CommandError::CfBadExpansion,
+        CommandError::CfExpansionOutOfRange,
+    )?;
     let (width, bucket_size) = match args[3..].iter().position(|arg| is_keyword(arg, "ERROR")) {
         Some(position) => {
-            let value = args.get(3 + position + 1).ok_or(BfError::CfBadErrorRate)?;
-            let rate = error_rate_value(value, BfError::CfBadErrorRate)?;
+            let value = args.get(3 + position + 1).ok_or(CommandError::CfBadErrorRate)?;
+            let rate = error_rate_value(value, CommandError::CfBadErrorRate)?;
             if capacity < 2 {
-                return Err(BfError::CfCapacityTooSmall);
+                return Err(CommandError::CfCapacityTooSmall);
             }
-            Width::for_error_rate(rate, bucket_size, capacity as u64).ok_or(BfError::CfErrorRateTooSmall)?
+            Width::for_error_rate(rate, bucket_size, capacity as u64)
+                .ok_or(CommandError::CfErrorRateTooSmall)?
         }
         None => (Width::Eight, bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE)),
     };
     if capacity < 2 * i64::from(bucket_size) {
-        return Err(BfError::CfCapacityTooSmall);
+        return Err(CommandError::CfCapacityTooSmall);
     }
     Ok(CuckooParams {
         capacity: capacity as u64,
@@ -81,25 +92,25 @@ pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, BfError> {
 /// RedisBloom, an option is known by its first letter, the last CAPACITY wins, everything
 /// after ITEMS is an item, and the capacity is checked even when the filter exists. ERROR is
 /// redbloom's and spelled out: to RedisBloom any other word of `e` is unknown.
-pub fn insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
+pub fn insert(args: &[&[u8]]) -> Result<CuckooInsert, CommandError> {
     let mut parsed =
         CuckooInsert { params: CuckooParams::default(), rate_arg: None, no_create: false, first_item: 0 };
     let mut rate = None;
     let mut index = 2;
     while index < args.len() {
         if is_keyword(args[index], "ERROR") {
-            let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
-            rate = Some(error_rate_value(value, BfError::InsertBadErrorRate)?);
+            let value = args.get(index + 1).ok_or(CommandError::WrongArity)?;
+            rate = Some(error_rate_value(value, CommandError::InsertBadErrorRate)?);
             parsed.rate_arg = Some(index + 1);
             index += 2;
             continue;
         }
         match args[index].first().map(u8::to_ascii_lowercase) {
             Some(b'c') => {
-                let value = args.get(index + 1).ok_or(BfError::WrongArity)?;
-                let capacity = integer(value).ok_or(BfError::InsertBadCapacity)?;
+                let value = args.get(index + 1).ok_or(CommandError::WrongArity)?;
+                let capacity = integer(value).ok_or(CommandError::InsertBadCapacity)?;
                 if capacity < 2 * i64::from(DEFAULT_BUCKET_SIZE) {
-                    return Err(BfError::CfCapacityTooSmall);
+                    return Err(CommandError::CfCapacityTooSmall);
                 }
                 parsed.params.capacity = capacity as u64;
                 index += 2;
@@ -112,16 +123,17 @@ pub fn insert(args: &[&[u8]]) -> Result<CuckooInsert, BfError> {
                 parsed.first_item = index + 1;
                 break;
             }
-            _ => return Err(BfError::UnknownArgument),
+            _ => return Err(CommandError::UnknownArgument),
         }
     }
     if parsed.first_item == 0 || parsed.first_item >= args.len() {
-        return Err(BfError::WrongArity);
+        return Err(CommandError::WrongArity);
     }
     // Checked whether or not the filter exists, as the capacity is.
     if let Some(rate) = rate {
         (parsed.params.width, parsed.params.bucket_size) =
-            Width::for_error_rate(rate, None, parsed.params.capacity).ok_or(BfError::CfErrorRateTooSmall)?;
+            Width::for_error_rate(rate, None, parsed.params.capacity)
+                .ok_or(CommandError::CfErrorRateTooSmall)?;
     }
     Ok(parsed)
 }
@@ -146,18 +158,18 @@ mod tests {
         assert_eq!(key_named_error.width, Width::Eight);
         for bad in ["0", "1", "-0.1", "x", "nan"] {
             let line = format!("CF.RESERVE k 1000 ERROR {bad}");
-            assert_eq!(reserve(&args(&line)), Err(BfError::CfBadErrorRate), "{bad}");
+            assert_eq!(reserve(&args(&line)), Err(CommandError::CfBadErrorRate), "{bad}");
         }
-        assert_eq!(reserve(&args("CF.RESERVE k 1000 x ERROR")), Err(BfError::CfBadErrorRate));
-        assert_eq!(reserve(&args("CF.RESERVE k 1000 ERROR 1e-12")), Err(BfError::CfErrorRateTooSmall));
+        assert_eq!(reserve(&args("CF.RESERVE k 1000 x ERROR")), Err(CommandError::CfBadErrorRate));
+        assert_eq!(reserve(&args("CF.RESERVE k 1000 ERROR 1e-12")), Err(CommandError::CfErrorRateTooSmall));
         let small = reserve(&args("CF.RESERVE k 12 ERROR 0.001")).unwrap();
         assert_eq!(
             (small.width, small.bucket_size),
             (Width::Sixteen, 4),
             "the largest bucket that fits twice"
         );
-        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR 0.1")), Err(BfError::CfCapacityTooSmall));
-        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR x")), Err(BfError::CfBadErrorRate));
+        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR 0.1")), Err(CommandError::CfCapacityTooSmall));
+        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR x")), Err(CommandError::CfBadErrorRate));
 
         let inserted = insert(&args("CF.INSERT k ERROR 1e-6 CAPACITY 500 ITEMS a")).unwrap();
         assert_eq!(
@@ -167,8 +179,8 @@ mod tests {
         assert_eq!((inserted.rate_arg, inserted.first_item), (Some(3), 7));
         let plain = insert(&args("CF.INSERT k NOCREATE ITEMS a")).unwrap();
         assert_eq!((plain.params, plain.rate_arg), (CuckooParams::default(), None));
-        assert_eq!(insert(&args("CF.INSERT k EXPANSION 2 ITEMS a")), Err(BfError::UnknownArgument));
-        assert_eq!(insert(&args("CF.INSERT k ERROR 2 ITEMS a")), Err(BfError::InsertBadErrorRate));
-        assert_eq!(insert(&args("CF.INSERT k ERROR")), Err(BfError::WrongArity));
+        assert_eq!(insert(&args("CF.INSERT k EXPANSION 2 ITEMS a")), Err(CommandError::UnknownArgument));
+        assert_eq!(insert(&args("CF.INSERT k ERROR 2 ITEMS a")), Err(CommandError::InsertBadErrorRate));
+        assert_eq!(insert(&args("CF.INSERT k ERROR")), Err(CommandError::WrongArity));
     }
 }

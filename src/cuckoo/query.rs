@@ -6,11 +6,11 @@
 
 use super::datatype::METRICS;
 use crate::shared::call::Call;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use redbloom_core::cuckoo::{CuckooFilter, CuckooHash};
 
 /// CF.EXISTS key item: 0 for a missing key, and for a key of another type, as RedisBloom.
-pub fn exists(call: &Call) -> Result<(), BfError> {
+pub fn exists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let present = matches!(key.get::<CuckooFilter>(), Ok(Some(filter)) if filter.contains(filter.hash_and_prefetch(call.arg(2))));
     METRICS.count_lookups(1, usize::from(present));
@@ -20,7 +20,7 @@ pub fn exists(call: &Call) -> Result<(), BfError> {
 
 /// CF.MEXISTS key item [item ...]: hashes the whole batch and asks for its cache lines
 /// before testing any item, so that the misses overlap.
-pub fn mexists(call: &Call) -> Result<(), BfError> {
+pub fn mexists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     call.reply_array(call.argc() - 2);
     let Ok(Some(filter)) = key.get::<CuckooFilter>() else {
@@ -44,7 +44,7 @@ pub fn mexists(call: &Call) -> Result<(), BfError> {
 
 /// CF.COUNT key item: copies of the item's fingerprint in its buckets; 0 for a missing key or
 /// one of another type.
-pub fn count(call: &Call) -> Result<(), BfError> {
+pub fn count(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let count = match key.get::<CuckooFilter>() {
         Ok(Some(filter)) => filter.count(filter.hash_and_prefetch(call.arg(2))),

@@ -5,16 +5,16 @@ use super::datatype::METRICS;
 use super::parse;
 use crate::shared::call::Call;
 use crate::shared::config;
-use crate::shared::error::BfError;
+use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
 use redbloom_core::cuckoo::{CuckooFilter, CuckooParams, Limits, MAX_SUB_FILTERS};
 
 /// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] [ERROR rate]
-pub fn reserve(call: &Call) -> Result<(), BfError> {
+pub fn reserve(call: &Call) -> Result<(), CommandError> {
     let params = parse::reserve(&call.args())?;
     let mut key = call.open_key_for_writing();
     if key.get::<CuckooFilter>()?.is_some() {
-        return Err(BfError::ItemExists);
+        return Err(CommandError::ItemExists);
     }
     key.store(created(params, call)?)?;
     call.replicate_verbatim();
@@ -30,7 +30,7 @@ pub fn filter_or_create<'k>(
     key: &'k mut Key,
     params: CuckooParams,
     create: bool,
-) -> Result<Option<&'k mut CuckooFilter>, BfError> {
+) -> Result<Option<&'k mut CuckooFilter>, CommandError> {
     if key.get::<CuckooFilter>()?.is_none() {
         if !create {
             return Ok(None);
@@ -42,10 +42,10 @@ pub fn filter_or_create<'k>(
 }
 
 /// A new filter, or the memory error (counted in INFO).
-pub fn created(params: CuckooParams, call: &Call) -> Result<CuckooFilter, BfError> {
+pub fn created(params: CuckooParams, call: &Call) -> Result<CuckooFilter, CommandError> {
     CuckooFilter::try_new(params, call.max_filter_bytes()).map_err(|error| {
         METRICS.count_refused_creation();
-        BfError::from(error)
+        CommandError::from(error)
     })
 }
 

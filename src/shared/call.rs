@@ -2,7 +2,7 @@
 //! replication and keyspace notifications it sends. Every reply is one call into Redis.
 
 use super::config;
-use super::error::BfError;
+use super::error::CommandError;
 use super::keyspace::Key;
 use redis_module::raw;
 use std::ffi::{c_int, CStr};
@@ -193,10 +193,10 @@ impl<'a> Call<'a> {
         }
     }
 
-    pub fn reply_error(&self, error: BfError) {
+    pub fn reply_error(&self, error: CommandError) {
         unsafe {
             match (error, raw::RedisModule_WrongArity, raw::RedisModule_ReplyWithError) {
-                (BfError::WrongArity, Some(wrong_arity), _) => {
+                (CommandError::WrongArity, Some(wrong_arity), _) => {
                     wrong_arity(self.ctx);
                 }
                 (_, _, Some(reply_error)) => {

@@ -4,14 +4,14 @@
 
 use super::call::Call;
 use super::docs::{self, Argument};
-use super::error::BfError;
+use super::error::CommandError;
 use redis_module::raw;
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A command's work, on a call whose arity was checked; an `Err` becomes its error reply.
-pub type Handler = fn(&Call) -> Result<(), BfError>;
+pub type Handler = fn(&Call) -> Result<(), CommandError>;
 type EntryPoint = extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
 
 pub struct Command {
@@ -96,10 +96,10 @@ pub fn run(
     let outcome = if arity_holds {
         catch_unwind(AssertUnwindSafe(|| handler(&call))).unwrap_or_else(|_| {
             redis_module::logging::log_warning("redbloom: a command panicked; it answered an error");
-            Err(BfError::Internal)
+            Err(CommandError::Internal)
         })
     } else {
-        Err(BfError::WrongArity)
+        Err(CommandError::WrongArity)
     };
     if let Err(error) = outcome {
         call.reply_error(error);

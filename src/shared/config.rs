@@ -9,21 +9,55 @@ use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
 use redis_module::{enum_configuration, RedisError, RedisString};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 
-pub const DEFAULT_ERROR_RATE: &str = "0.01";
-pub const DEFAULT_INITIAL_SIZE: i64 = 100;
-pub const DEFAULT_EXPANSION: i64 = 2;
-/// 4 GiB: a billion items at 0.1% (1.9 to 2.2 GB) still fits, while a typo such as a rate of
-/// 1e-7 on a billion items (about 6.8 GB) is refused before it can take the machine's memory.
-pub const DEFAULT_MAX_FILTER_BYTES: i64 = 4 << 30;
-/// Smaller than this no filter of the minimum capacity fits.
-pub const MIN_MAX_FILTER_BYTES: i64 = 1 << 12;
+/// What a Bloom filter created without a rate gets.
+pub const DEFAULT_ERROR_RATE: f64 = 0.01;
 
-pub static ERROR_RATE: ErrorRateConfig = ErrorRateConfig(AtomicU64::new(0x3F84_7AE1_47AE_147B)); // 0.01
-pub static INITIAL_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_INITIAL_SIZE);
-pub static EXPANSION: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION);
-pub static MAX_FILTER_BYTES: AtomicI64 = AtomicI64::new(DEFAULT_MAX_FILTER_BYTES);
+/// A setting held as an integer: its name (after `bf.`), which its config and its load
+/// argument share, its default and its bounds, stated once for both.
+pub struct IntegerSetting {
+    pub name: &'static str,
+    pub value: AtomicI64,
+    pub default: i64,
+    pub min: i64,
+    pub max: i64,
+}
+
+impl IntegerSetting {
+    const fn new(name: &'static str, default: i64, min: i64, max: i64) -> IntegerSetting {
+        IntegerSetting { name, value: AtomicI64::new(default), default, min, max }
+    }
+
+    pub fn get(&self) -> i64 {
+        self.value.load(Ordering::Relaxed)
+    }
+
+    fn store_text(&self, text: &str) -> Result<(), String> {
+        let (name, min, max) = (self.name, self.min, self.max);
+        match text.trim().parse::<i64>() {
+            Ok(value) if (min..=max).contains(&value) => {
+                self.value.store(value, Ordering::Relaxed);
+                Ok(())
+            }
+            _ => Err(format!("{name} must be an integer in the range [{min}, {max}], got '{text}'")),
+        }
+    }
+}
+
+pub static ERROR_RATE: ErrorRateConfig = ErrorRateConfig(AtomicU64::new(DEFAULT_ERROR_RATE.to_bits()));
+pub static INITIAL_SIZE: IntegerSetting = IntegerSetting::new("initial-size", 100, 1, MAX_CAPACITY as i64);
+pub static EXPANSION: IntegerSetting = IntegerSetting::new("expansion-factor", 2, 0, MAX_EXPANSION as i64);
+/// The memory budget of one filter. 4 GiB by default: a billion items at 0.1% (1.9 to 2.2 GB)
+/// still fits, while a typo such as a rate of 1e-7 on a billion items (about 6.8 GB) is
+/// refused before it can take the machine's memory. Smaller than 4 KiB no filter of the
+/// minimum capacity fits.
+pub static MAX_FILTER_BYTES: IntegerSetting =
+    IntegerSetting::new("max-filter-bytes", 4 << 30, 1 << 12, i64::MAX);
 /// RedisBloom's `CF_MAX_EXPANSIONS`: the sub-filters a cuckoo filter may grow to.
-pub static CF_MAX_EXPANSIONS: AtomicI64 = AtomicI64::new(DEFAULT_MAX_SUB_FILTERS as i64);
+pub static CF_MAX_EXPANSIONS: IntegerSetting =
+    IntegerSetting::new("cf-max-expansions", DEFAULT_MAX_SUB_FILTERS as i64, 1, MAX_SUB_FILTERS as i64);
+/// Every integer setting, for registration and load arguments alike.
+pub static INTEGER_SETTINGS: [&IntegerSetting; 4] =
+    [&INITIAL_SIZE, &EXPANSION, &MAX_FILTER_BYTES, &CF_MAX_EXPANSIONS];
 /// Off by default: huge pages are faulted in 2 MiB at a time, so a fresh filter becomes
 /// resident after a few hundred random adds instead of as it fills (and on kernels before
 /// 5.8 a write during a fork copied the whole 2 MiB page).
@@ -83,11 +117,11 @@ pub fn error_rate() -> f64 {
 }
 
 pub fn initial_size() -> u64 {
-    INITIAL_SIZE.load(Ordering::Relaxed) as u64
+    INITIAL_SIZE.get() as u64
 }
 
 pub fn expansion() -> u32 {
-    EXPANSION.load(Ordering::Relaxed) as u32
+    EXPANSION.get() as u32
 }
 
 pub fn format() -> Format {
@@ -95,11 +129,11 @@ pub fn format() -> Format {
 }
 
 pub fn max_filter_bytes() -> usize {
-    MAX_FILTER_BYTES.load(Ordering::Relaxed) as usize
+    MAX_FILTER_BYTES.get() as usize
 }
 
 pub fn cf_max_expansions() -> usize {
-    CF_MAX_EXPANSIONS.load(Ordering::Relaxed) as usize
+    CF_MAX_EXPANSIONS.get() as usize
 }
 
 #[cfg(not(test))]
@@ -162,24 +196,20 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
         let name = pair[0].to_string_lossy().to_ascii_lowercase();
         let value = pair[1].to_string_lossy();
         let name = name.strip_prefix("bf.").unwrap_or(&name).replace('_', "-");
-        match name.as_str() {
+        // RedisBloom's name for the expansion factor.
+        let name = if name == "expansion" { "expansion-factor" } else { name.as_str() };
+        if let Some(setting) = INTEGER_SETTINGS.iter().find(|setting| setting.name == name) {
+            setting.store_text(&value)?;
+            continue;
+        }
+        match name {
             "error-rate" => ERROR_RATE.store_text(&value)?,
-            "initial-size" => store_integer(&INITIAL_SIZE, "initial-size", &value, 1, MAX_CAPACITY as i64)?,
-            "expansion" | "expansion-factor" => {
-                store_integer(&EXPANSION, "expansion-factor", &value, 0, i64::from(MAX_EXPANSION))?;
-            }
             "huge-pages" => HUGE_PAGES.store(yes_or_no(&value)?, Ordering::Relaxed),
             "format" => FORMAT.store(
                 Format::named(value.as_bytes())
                     .ok_or_else(|| format!("format must be redbloom or redisbloom, got '{value}'"))?
                     .into(),
             ),
-            "max-filter-bytes" => {
-                store_integer(&MAX_FILTER_BYTES, "max-filter-bytes", &value, MIN_MAX_FILTER_BYTES, i64::MAX)?;
-            }
-            "cf-max-expansions" => {
-                store_integer(&CF_MAX_EXPANSIONS, "cf-max-expansions", &value, 1, MAX_SUB_FILTERS as i64)?;
-            }
             _ => return Err(format!("unknown module argument '{}'", pair[0].to_string_lossy())),
         }
     }
@@ -191,15 +221,5 @@ fn yes_or_no(text: &str) -> Result<bool, String> {
         "yes" => Ok(true),
         "no" => Ok(false),
         _ => Err(format!("huge-pages must be yes or no, got '{text}'")),
-    }
-}
-
-fn store_integer(target: &AtomicI64, name: &str, text: &str, min: i64, max: i64) -> Result<(), String> {
-    match text.trim().parse::<i64>() {
-        Ok(value) if (min..=max).contains(&value) => {
-            target.store(value, Ordering::Relaxed);
-            Ok(())
-        }
-        _ => Err(format!("{name} must be an integer in the range [{min}, {max}], got '{text}'")),
     }
 }

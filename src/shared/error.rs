@@ -12,7 +12,7 @@ use redbloom_core::decode::DecodeError;
 use std::ffi::CStr;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BfError {
+pub enum CommandError {
     /// Answered with Redis's own arity error, naming the command.
     WrongArity,
     WrongType,
@@ -64,93 +64,118 @@ pub enum BfError {
     Internal,
 }
 
-impl BfError {
+impl CommandError {
     pub fn message(self) -> &'static CStr {
         match self {
-            BfError::WrongArity => c"ERR wrong number of arguments",
-            BfError::WrongType => c"WRONGTYPE Operation against a key holding the wrong kind of value",
-            BfError::NotFound => c"ERR not found",
-            BfError::ItemExists => c"ERR item exists",
-            BfError::BadErrorRate => c"ERR bad error rate",
-            BfError::ErrorRateOutOfRange => c"ERR error rate must be in the range (0.000000, 1.000000)",
-            BfError::BadCapacity => c"ERR bad capacity",
-            BfError::CapacityOutOfRange => c"ERR capacity must be in the range [1, 1073741824]",
-            BfError::NoExpansion => c"ERR no expansion",
-            BfError::BadExpansion => c"ERR bad expansion",
-            BfError::ExpansionOutOfRange => c"ERR expansion must be in the range [0, 32768]",
-            BfError::NonScalingCannotExpand => c"Nonscaling filters cannot expand",
-            BfError::InsufficientMemory => c"ERR Insufficient memory to create filter",
-            BfError::NonScalingFull => c"ERR non scaling filter is full",
-            BfError::InsertBadErrorRate => c"Bad error rate",
-            BfError::InsertBadCapacity => c"Bad capacity",
-            BfError::InsertBadExpansion => c"Bad expansion",
-            BfError::UnknownArgument => c"Unknown argument received",
-            BfError::BadFormat => c"ERR format must be REDBLOOM or REDISBLOOM",
-            BfError::InvalidInfoField => c"Invalid information value",
-            BfError::ScanDumpIteratorNotNumeric => c"Second argument must be numeric",
-            BfError::LoadChunkIteratorNotNumeric => c"ERR Second argument must be numeric",
-            BfError::BadData => c"ERR received bad data",
-            BfError::NoLink => c"ERR invalid offset - no link found",
-            BfError::ChunkTooBig => c"ERR invalid chunk - Too big for current filter",
-            BfError::CfCapacityTooSmall => c"Capacity must be at least (BucketSize * 2)",
-            BfError::CfBadMaxIterations => c"Couldn't parse MAXITERATIONS",
-            BfError::CfBadBucketSize => c"Couldn't parse BUCKETSIZE",
-            BfError::CfBadExpansion => c"Couldn't parse EXPANSION",
-            BfError::CfMaxIterationsOutOfRange => {
+            CommandError::WrongArity => c"ERR wrong number of arguments",
+            CommandError::WrongType => c"WRONGTYPE Operation against a key holding the wrong kind of value",
+            CommandError::NotFound => c"ERR not found",
+            CommandError::ItemExists => c"ERR item exists",
+            CommandError::BadErrorRate => c"ERR bad error rate",
+            CommandError::ErrorRateOutOfRange => c"ERR error rate must be in the range (0.000000, 1.000000)",
+            CommandError::BadCapacity => c"ERR bad capacity",
+            CommandError::CapacityOutOfRange => c"ERR capacity must be in the range [1, 1073741824]",
+            CommandError::NoExpansion => c"ERR no expansion",
+            CommandError::BadExpansion => c"ERR bad expansion",
+            CommandError::ExpansionOutOfRange => c"ERR expansion must be in the range [0, 32768]",
+            CommandError::NonScalingCannotExpand => c"Nonscaling filters cannot expand",
+            CommandError::InsufficientMemory => c"ERR Insufficient memory to create filter",
+            CommandError::NonScalingFull => c"ERR non scaling filter is full",
+            CommandError::InsertBadErrorRate => c"Bad error rate",
+            CommandError::InsertBadCapacity => c"Bad capacity",
+            CommandError::InsertBadExpansion => c"Bad expansion",
+            CommandError::UnknownArgument => c"Unknown argument received",
+            CommandError::BadFormat => c"ERR format must be REDBLOOM or REDISBLOOM",
+            CommandError::InvalidInfoField => c"Invalid information value",
+            CommandError::ScanDumpIteratorNotNumeric => c"Second argument must be numeric",
+            CommandError::LoadChunkIteratorNotNumeric => c"ERR Second argument must be numeric",
+            CommandError::BadData => c"ERR received bad data",
+            CommandError::NoLink => c"ERR invalid offset - no link found",
+            CommandError::ChunkTooBig => c"ERR invalid chunk - Too big for current filter",
+            CommandError::CfCapacityTooSmall => c"Capacity must be at least (BucketSize * 2)",
+            CommandError::CfBadMaxIterations => c"Couldn't parse MAXITERATIONS",
+            CommandError::CfBadBucketSize => c"Couldn't parse BUCKETSIZE",
+            CommandError::CfBadExpansion => c"Couldn't parse EXPANSION",
+            CommandError::CfMaxIterationsOutOfRange => {
                 c"MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."
             }
-            BfError::CfBucketSizeOutOfRange => {
+            CommandError::CfBucketSizeOutOfRange => {
                 c"BUCKETSIZE: value must be an integer between 1 and 255, inclusive."
             }
-            BfError::CfExpansionOutOfRange => {
+            CommandError::CfExpansionOutOfRange => {
                 c"EXPANSION: value must be an integer between 0 and 32768, inclusive."
             }
-            BfError::CfFull => c"Filter is full",
-            BfError::CfMaxExpansions => c"Maximum expansions reached",
-            BfError::CfNotFound => c"Not found",
-            BfError::CfCompactNotFound => c"Cuckoo filter was not found",
-            BfError::CfInvalidPosition => c"Invalid position",
-            BfError::CfInvalidHeader => c"Invalid header",
-            BfError::CfCannotCreate => c"Couldn't create filter!",
-            BfError::CfCannotLoadChunk => c"Couldn't load chunk!",
-            BfError::CfBadErrorRate => c"ERROR: value must be a number between 0 and 1, exclusive.",
-            BfError::CfErrorRateTooSmall => {
+            CommandError::CfFull => c"Filter is full",
+            CommandError::CfMaxExpansions => c"Maximum expansions reached",
+            CommandError::CfNotFound => c"Not found",
+            CommandError::CfCompactNotFound => c"Cuckoo filter was not found",
+            CommandError::CfInvalidPosition => c"Invalid position",
+            CommandError::CfInvalidHeader => c"Invalid header",
+            CommandError::CfCannotCreate => c"Couldn't create filter!",
+            CommandError::CfCannotLoadChunk => c"Couldn't load chunk!",
+            CommandError::CfBadErrorRate => c"ERROR: value must be a number between 0 and 1, exclusive.",
+            CommandError::CfErrorRateTooSmall => {
                 c"ERROR: below 2 * bucket size / 4294967295, the best 32-bit fingerprints reach."
             }
-            BfError::Internal => c"ERR internal error in redbloom, see the server log",
+            CommandError::Internal => c"ERR internal error in redbloom, see the server log",
         }
     }
 }
 
-impl From<CuckooError> for BfError {
-    fn from(_: CuckooError) -> BfError {
-        BfError::InsufficientMemory
+impl From<CuckooError> for CommandError {
+    fn from(_: CuckooError) -> CommandError {
+        CommandError::InsufficientMemory
     }
 }
 
-impl From<FilterError> for BfError {
-    fn from(error: FilterError) -> BfError {
+impl From<FilterError> for CommandError {
+    fn from(error: FilterError) -> CommandError {
         match error {
-            FilterError::Full => BfError::NonScalingFull,
-            FilterError::TooLarge | FilterError::OutOfMemory => BfError::InsufficientMemory,
+            FilterError::Full => CommandError::NonScalingFull,
+            FilterError::TooLarge | FilterError::OutOfMemory => CommandError::InsufficientMemory,
         }
     }
 }
 
-impl From<DecodeError> for BfError {
-    fn from(error: DecodeError) -> BfError {
+impl From<DecodeError> for CommandError {
+    fn from(error: DecodeError) -> CommandError {
         match error {
-            DecodeError::Malformed(_) => BfError::BadData,
-            DecodeError::TooLarge | DecodeError::OutOfMemory => BfError::InsufficientMemory,
+            DecodeError::Malformed(_) => CommandError::BadData,
+            DecodeError::TooLarge | DecodeError::OutOfMemory => CommandError::InsufficientMemory,
         }
     }
 }
 
-impl From<ChunkError> for BfError {
-    fn from(error: ChunkError) -> BfError {
+impl From<ChunkError> for CommandError {
+    fn from(error: ChunkError) -> CommandError {
         match error {
-            ChunkError::NoLink => BfError::NoLink,
-            ChunkError::TooBig => BfError::ChunkTooBig,
+            ChunkError::NoLink => CommandError::NoLink,
+            ChunkError::TooBig => CommandError::ChunkTooBig,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CommandError;
+    use redbloom_core::bloom::params::{MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY};
+    use redbloom_core::cuckoo::{MAX_BUCKET_SIZE, MAX_EXPANSION as MAX_CUCKOO_EXPANSION};
+
+    /// The contract spells some bounds out in its texts: they must be the bounds the parsers
+    /// check, which the core states.
+    #[test]
+    fn the_bounds_in_the_texts_are_the_bounds_checked() {
+        let text = |error: CommandError| error.message().to_string_lossy().into_owned();
+        assert!(
+            text(CommandError::CapacityOutOfRange).ends_with(&format!("[{MIN_CAPACITY}, {MAX_CAPACITY}]"))
+        );
+        assert!(text(CommandError::ExpansionOutOfRange).ends_with(&format!("[0, {MAX_EXPANSION}]")));
+        let between = |min: u64, max: u64| format!("between {min} and {max}, inclusive.");
+        assert!(text(CommandError::CfBucketSizeOutOfRange).ends_with(&between(1, u64::from(MAX_BUCKET_SIZE))));
+        assert!(
+            text(CommandError::CfExpansionOutOfRange).ends_with(&between(0, u64::from(MAX_CUCKOO_EXPANSION)))
+        );
+        assert!(text(CommandError::CfMaxIterationsOutOfRange).ends_with(&between(1, u64::from(u16::MAX))));
+        assert!(text(CommandError::CfErrorRateTooSmall).contains(&format!("/ {},", u32::MAX)));
     }
 }

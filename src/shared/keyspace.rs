@@ -2,7 +2,7 @@
 //! a key of any other type answers WRONGTYPE.
 
 use super::datatype::StoredValue;
-use super::error::BfError;
+use super::error::CommandError;
 use super::metrics;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -31,12 +31,12 @@ impl Key {
 
     /// The value in the key: `Ok(None)` for a missing key, `Err(WrongType)` for a key of
     /// another type.
-    pub fn get<V: StoredValue>(&self) -> Result<Option<&V>, BfError> {
+    pub fn get<V: StoredValue>(&self) -> Result<Option<&V>, CommandError> {
         // SAFETY: see `value`.
         self.value(V::data_types()).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<V>() }))
     }
 
-    pub fn get_mut<V: StoredValue>(&mut self) -> Result<Option<&mut V>, BfError> {
+    pub fn get_mut<V: StoredValue>(&mut self) -> Result<Option<&mut V>, CommandError> {
         // SAFETY: see `value`.
         self.value(V::data_types()).map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<V>() }))
     }
@@ -46,7 +46,7 @@ impl Key {
     /// SAFETY of the callers' dereference: a value of one of `V::data_types()` is always a
     /// `Box<V>`, stored by `store` (or a load or copy callback of those types), owned by Redis
     /// until its free callback runs, which cannot happen while this key is open.
-    fn value(&self, expected: &[&RedisType]) -> Result<Option<*mut c_void>, BfError> {
+    fn value(&self, expected: &[&RedisType]) -> Result<Option<*mut c_void>, CommandError> {
         if self.key.is_null() {
             return Ok(None);
         }
@@ -61,7 +61,7 @@ impl Key {
             if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
                 || !expected.iter().any(|expected| value_type == *expected.raw_type.borrow())
             {
-                return Err(BfError::WrongType);
+                return Err(CommandError::WrongType);
             }
             let value = raw::RedisModule_ModuleTypeGetValue.map_or(std::ptr::null_mut(), |f| f(self.key));
             Ok((!value.is_null()).then_some(value))
@@ -69,7 +69,7 @@ impl Key {
     }
 
     /// Stores a new value in this (empty, writable) key, as the data type it asks for.
-    pub fn store<V: StoredValue>(&mut self, value: V) -> Result<(), BfError> {
+    pub fn store<V: StoredValue>(&mut self, value: V) -> Result<(), CommandError> {
         let data_type = value.data_type();
         let value = Box::into_raw(Box::new(value));
         // SAFETY: an open, writable key; ownership of `value` passes to Redis on success.
@@ -85,7 +85,7 @@ impl Key {
         } else {
             // SAFETY: Redis did not take the value, so this is the only owner.
             drop(unsafe { Box::from_raw(value) });
-            Err(BfError::Internal)
+            Err(CommandError::Internal)
         }
     }
 }

@@ -9,6 +9,7 @@ mod cluster;
 mod config;
 mod cuckoo;
 mod harness;
+mod in_process;
 mod info_bf;
 mod registration;
 mod safety;
