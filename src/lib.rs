@@ -11,16 +11,12 @@ mod cuckoo;
 mod refused_types;
 mod shared;
 
-use redis_module::configuration::{
-    register_bool_configuration, register_enum_configuration, register_i64_configuration,
-    register_string_configuration, ConfigurationFlags,
-};
 use redis_module::native_types::RedisType;
 use redis_module::{decode_args, raw, Context, RedisString, Status, MODULE_CONTEXT};
 use shared::command::{self, Command};
 use shared::config;
 use shared::metrics::{self, Metrics};
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 // Under `cargo test` there is no Redis to allocate from.
@@ -70,6 +66,8 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         raw::Export_RedisModule_Init(ctx, c"bf".as_ptr(), MODULE_VERSION, raw::REDISMODULE_APIVER_1 as c_int)
     };
     if init == raw::Status::Err as c_int {
+        // SAFETY: as above; Init filled in the API table before it refused.
+        unsafe { explain_refused_name(ctx) };
         return raw::Status::Err as c_int;
     }
     let context = Context::new(ctx);
@@ -82,7 +80,10 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
                 return Status::Err;
             }
         }
-        register_configs(&context);
+        if let Err(message) = config::register(&context) {
+            context.log_warning(&format!("redbloom: {message}"));
+            return Status::Err;
+        }
         initialize(&context, &args)
     }));
     match status {
@@ -91,49 +92,24 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     }
 }
 
-/// The `bf.*` configs. Load arguments are read by `initialize`, which also takes RedisBloom's
-/// names for them, so the configs start at their defaults here.
-fn register_configs(ctx: &Context) {
-    for setting in config::INTEGER_SETTINGS {
-        register_i64_configuration(
-            ctx,
-            setting.name,
-            &setting.value,
-            setting.default,
-            setting.min,
-            setting.max,
-            ConfigurationFlags::DEFAULT,
-            None,
-        );
-    }
-    register_string_configuration(
-        ctx,
-        "error-rate",
-        &config::ERROR_RATE,
-        &config::DEFAULT_ERROR_RATE.to_string(),
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_bool_configuration(
-        ctx,
-        "huge-pages",
-        &config::HUGE_PAGES,
-        false,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    register_enum_configuration(
-        ctx,
-        "format",
-        &config::FORMAT,
-        config::FormatSetting::redbloom,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
-    // SAFETY: module load, live context.
+/// Why another module named `bf` keeps this one out, said in the log; Redis itself only says
+/// that the module failed to load. Allocates nothing: the allocator may not be there.
+///
+/// # Safety
+/// The context Redis gave `OnLoad`, after `RedisModule_Init` filled in the API table.
+unsafe fn explain_refused_name(ctx: *mut raw::RedisModuleCtx) {
+    const WHY: &CStr = c"redbloom: another module named 'bf' is loaded already (RedisBloom, or the Bloom module \
+        that Redis 8 builds with its modules load), and only one module of a name can load. To run redbloom \
+        instead, remove that module's loadmodule line (a Redis 8 built with its modules has it in redis.conf; \
+        or use a build without them, such as the distributions' redis-server) and restart with redbloom: \
+        the Bloom and cuckoo filters saved by RedisBloom load here as they are. Nothing of the other module \
+        or its data was touched.";
+    // SAFETY: function pointers set by RedisModule_Init; the strings are NUL-terminated.
     unsafe {
-        if let Some(load_configs) = raw::RedisModule_LoadConfigs {
-            load_configs(ctx.ctx);
+        if let (Some(busy), Some(log)) = (raw::RedisModule_IsModuleNameBusy, raw::RedisModule_Log) {
+            if busy(c"bf".as_ptr()) != 0 {
+                log(ctx, c"warning".as_ptr(), c"%s".as_ptr(), WHY.as_ptr());
+            }
         }
     }
 }

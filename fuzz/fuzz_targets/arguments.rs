@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use redbloom_fuzz::bloom::parse::{self, Creation};
 use redbloom_fuzz::core::bloom::params::{MAX_CAPACITY, MAX_EXPANSION, MAX_USEFUL_ERROR_RATE};
 use redbloom_fuzz::core::bloom::Format;
-use redbloom_fuzz::core::cuckoo::{MAX_BUCKET_SIZE, MAX_EXPANSION as MAX_CUCKOO_EXPANSION};
+use redbloom_fuzz::core::cuckoo::{CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION as MAX_CUCKOO_EXPANSION};
 use redbloom_fuzz::cuckoo::parse as cuckoo_parse;
 use redbloom_fuzz::shared::parse as primitives;
 use redbloom_fuzz::split_args;
@@ -43,17 +43,17 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut args = vec![&b"CF.RESERVE"[..], b"key"];
     args.extend(&pieces);
-    if let Ok(params) = cuckoo_parse::reserve(&args) {
+    if let Ok(params) = cuckoo_parse::reserve(&args, CuckooParams::default()) {
         assert!((1..=MAX_BUCKET_SIZE).contains(&params.bucket_size) && params.max_iterations >= 1);
         assert!(params.expansion <= MAX_CUCKOO_EXPANSION);
         assert!(params.capacity >= 2 * u64::from(params.bucket_size));
     }
     args[0] = b"CF.INSERT";
-    if let Ok(insert) = cuckoo_parse::insert(&args) {
+    if let Ok(insert) = cuckoo_parse::insert(&args, CuckooParams::default()) {
         assert!(insert.first_item >= 3 && insert.first_item < args.len(), "INSERT needs an item");
         assert!(insert.params.capacity >= 2 * u64::from(insert.params.bucket_size));
-        let rate_is_an_argument = insert.rate_arg.is_none_or(|index| index > 2 && index < insert.first_item);
-        assert!(rate_is_an_argument && (insert.rate_arg.is_some() || insert.params.width.is_redisbloom()));
+        let error_given = args[2..insert.first_item].iter().any(|arg| arg.eq_ignore_ascii_case(b"ERROR"));
+        assert!(error_given || insert.params.width.is_redisbloom(), "only ERROR widens fingerprints");
     }
     for piece in &pieces {
         let _ = primitives::integer(piece);

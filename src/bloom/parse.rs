@@ -121,12 +121,14 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
     if first_item >= args.len() {
         return Err(CommandError::WrongArity);
     }
-    creation.expansion = scaling(expansion_given, nonscaling, defaults.expansion)?;
+    // NONSCALING wins over EXPANSION here, as in RedisBloom: its INSERT reads them apart, and
+    // only its RESERVE refuses the two together.
+    creation.expansion = if nonscaling { 0 } else { expansion_given.unwrap_or(defaults.expansion) };
     Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
 }
 
-/// The expansion a new filter gets from EXPANSION and NONSCALING, which contradict each
-/// other when both are given with a non-zero expansion.
+/// The expansion BF.RESERVE gives a new filter from EXPANSION and NONSCALING, which contradict
+/// each other when both are given with a non-zero expansion.
 fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32, CommandError> {
     match (expansion, nonscaling) {
         (Some(expansion), true) if expansion > 0 => Err(CommandError::NonScalingCannotExpand),
@@ -160,6 +162,20 @@ mod tests {
         assert_eq!(parsed.capped_rate, Some(0.9));
         assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS), Err(CommandError::NoExpansion));
         assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(CommandError::BadErrorRate));
+    }
+
+    #[test]
+    fn nonscaling_wins_in_insert_and_contradicts_expansion_in_reserve() {
+        for line in
+            ["BF.INSERT k NONSCALING EXPANSION 2 ITEMS a", "BF.INSERT k EXPANSION 2 NONSCALING ITEMS a"]
+        {
+            assert_eq!(insert(&args(line), DEFAULTS).unwrap().creation.unwrap().expansion, 0, "{line}");
+        }
+        for line in
+            ["BF.RESERVE k 0.01 5 NONSCALING EXPANSION 2", "BF.RESERVE k 0.01 5 EXPANSION 2 NONSCALING"]
+        {
+            assert_eq!(reserve(&args(line), DEFAULTS), Err(CommandError::NonScalingCannotExpand), "{line}");
+        }
     }
 
     #[test]

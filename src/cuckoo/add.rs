@@ -5,11 +5,11 @@
 
 use super::datatype::METRICS;
 use super::parse::{self, CuckooInsert};
-use super::reserve::{filter_or_create, limits};
+use super::reserve::{defaults, filter_or_create, limits};
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
-use redbloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams, Inserted};
+use redbloom_core::cuckoo::{CuckooHash, Inserted};
 use std::ffi::CStr;
 
 /// CF.ADD key item: stores the item (again, if it is there already).
@@ -24,8 +24,7 @@ pub fn addnx(call: &Call) -> Result<(), CommandError> {
 
 fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    let filter =
-        filter_or_create(call, &mut key, CuckooParams::default(), true)?.ok_or(CommandError::Internal)?;
+    let filter = filter_or_create(call, &mut key, defaults(call), true)?.ok_or(CommandError::Internal)?;
     let limits = limits(call);
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         METRICS.count_full_errors(1);
@@ -67,9 +66,8 @@ pub fn insertnx(call: &Call) -> Result<(), CommandError> {
 }
 
 fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError> {
-    let CuckooInsert { params, rate_arg, no_create, first_item } = parse::insert(&call.args())?;
+    let CuckooInsert { params, no_create, first_item } = parse::insert(&call.args(), defaults(call))?;
     let mut key = call.open_key_for_writing();
-    let created = key.get::<CuckooFilter>()?.is_none() && !no_create;
     let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(CommandError::NotFound)?;
     let limits = limits(call);
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
@@ -110,24 +108,14 @@ fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), Command
     METRICS.count_adds(added.len());
     METRICS.count_full_errors(refused);
     metrics::changed(before, &*filter);
-    if refused == 0 {
-        call.replicate_verbatim();
-    } else if !added.is_empty() {
-        // No room here may be room on a replica (whose budget is unlimited): send it only the
-        // items that were added, which then land exactly where they landed here.
-        let capacity = params.capacity.to_string();
-        let mut args: Vec<&[u8]> = vec![call.arg(1)];
-        if created {
-            args.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
-        }
-        if let Some(rate) = rate_arg.filter(|_| created) {
-            args.extend([&b"ERROR"[..], call.arg(rate)]);
-        }
-        args.push(b"ITEMS");
+    // Replicas get the items that were added, as a plain CF.INSERT, which lands each where it
+    // landed here: not the others, for no room here may be room there (replicas have no
+    // budget), nor the options, which only shaped a new filter (replicated as its header) and
+    // which a replica would check against its own defaults.
+    if !added.is_empty() {
+        let mut args: Vec<&[u8]> = vec![call.arg(1), b"ITEMS"];
         args.extend(added.iter().copied());
         call.replicate("CF.INSERT", &args);
-    }
-    if !added.is_empty() {
         call.notify(event);
     }
     Ok(())

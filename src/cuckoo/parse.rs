@@ -3,17 +3,12 @@
 
 use crate::shared::error::CommandError;
 use crate::shared::parse::{float, integer, is_keyword};
-use redbloom_core::cuckoo::{
-    CuckooParams, Width, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_BUCKET_SIZE,
-    MAX_EXPANSION,
-};
+use redbloom_core::cuckoo::{CuckooParams, Width, MAX_BUCKET_SIZE, MAX_EXPANSION};
 
 /// CF.INSERT and CF.INSERTNX: where the items start, and the filter to create.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CuckooInsert {
     pub params: CuckooParams,
-    /// The argument holding ERROR's rate, to replicate as it was sent.
-    pub rate_arg: Option<usize>,
     pub no_create: bool,
     pub first_item: usize,
 }
@@ -29,7 +24,7 @@ fn error_rate_value(value: &[u8], unparsable: CommandError) -> Result<f64, Comma
 /// anywhere among the arguments, the first occurrence winning, as RedisBloom finds them), then
 /// the capacity against the bucket size. ERROR, redbloom's, is looked for after the capacity
 /// only, so that a key named `error` means nothing.
-pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, CommandError> {
+pub fn reserve(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooParams, CommandError> {
     if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
     }
@@ -74,7 +69,7 @@ pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, CommandError> {
             Width::for_error_rate(rate, bucket_size, capacity as u64)
                 .ok_or(CommandError::CfErrorRateTooSmall)?
         }
-        None => (Width::Eight, bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE)),
+        None => (Width::Eight, bucket_size.unwrap_or(defaults.bucket_size)),
     };
     if capacity < 2 * i64::from(bucket_size) {
         return Err(CommandError::CfCapacityTooSmall);
@@ -82,8 +77,8 @@ pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, CommandError> {
     Ok(CuckooParams {
         capacity: capacity as u64,
         bucket_size,
-        max_iterations: max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS),
-        expansion: expansion.unwrap_or(DEFAULT_EXPANSION),
+        max_iterations: max_iterations.unwrap_or(defaults.max_iterations),
+        expansion: expansion.unwrap_or(defaults.expansion),
         width,
     })
 }
@@ -92,16 +87,14 @@ pub fn reserve(args: &[&[u8]]) -> Result<CuckooParams, CommandError> {
 /// RedisBloom, an option is known by its first letter, the last CAPACITY wins, everything
 /// after ITEMS is an item, and the capacity is checked even when the filter exists. ERROR is
 /// redbloom's and spelled out: to RedisBloom any other word of `e` is unknown.
-pub fn insert(args: &[&[u8]]) -> Result<CuckooInsert, CommandError> {
-    let mut parsed =
-        CuckooInsert { params: CuckooParams::default(), rate_arg: None, no_create: false, first_item: 0 };
+pub fn insert(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooInsert, CommandError> {
+    let mut parsed = CuckooInsert { params: defaults, no_create: false, first_item: 0 };
     let mut rate = None;
     let mut index = 2;
     while index < args.len() {
         if is_keyword(args[index], "ERROR") {
             let value = args.get(index + 1).ok_or(CommandError::WrongArity)?;
             rate = Some(error_rate_value(value, CommandError::InsertBadErrorRate)?);
-            parsed.rate_arg = Some(index + 1);
             index += 2;
             continue;
         }
@@ -109,7 +102,7 @@ pub fn insert(args: &[&[u8]]) -> Result<CuckooInsert, CommandError> {
             Some(b'c') => {
                 let value = args.get(index + 1).ok_or(CommandError::WrongArity)?;
                 let capacity = integer(value).ok_or(CommandError::InsertBadCapacity)?;
-                if capacity < 2 * i64::from(DEFAULT_BUCKET_SIZE) {
+                if capacity < 2 * i64::from(defaults.bucket_size) {
                     return Err(CommandError::CfCapacityTooSmall);
                 }
                 parsed.params.capacity = capacity as u64;
@@ -146,41 +139,87 @@ mod tests {
         line.split(' ').map(str::as_bytes).collect()
     }
 
+    fn reserve_default(args: &[&[u8]]) -> Result<CuckooParams, CommandError> {
+        reserve(args, CuckooParams::default())
+    }
+
+    fn insert_default(args: &[&[u8]]) -> Result<CuckooInsert, CommandError> {
+        insert(args, CuckooParams::default())
+    }
+
+    /// What the `cf-*` settings give is taken where the command names nothing, and where it
+    /// does, the command wins.
+    #[test]
+    fn cuckoo_defaults_fill_what_the_command_leaves_out() {
+        let defaults = CuckooParams {
+            capacity: 5000,
+            bucket_size: 4,
+            max_iterations: 50,
+            expansion: 2,
+            ..CuckooParams::default()
+        };
+        let reserved = reserve(&args("CF.RESERVE k 1000"), defaults).unwrap();
+        assert_eq!(reserved, CuckooParams { capacity: 1000, ..defaults });
+        let given =
+            reserve(&args("CF.RESERVE k 1000 BUCKETSIZE 1 MAXITERATIONS 7 EXPANSION 0"), defaults).unwrap();
+        assert_eq!((given.bucket_size, given.max_iterations, given.expansion), (1, 7, 0));
+        assert_eq!(
+            reserve(&args("CF.RESERVE k 6"), defaults),
+            Err(CommandError::CfCapacityTooSmall),
+            "two buckets of 4"
+        );
+        assert_eq!(insert(&args("CF.INSERT k ITEMS a"), defaults).unwrap().params, defaults);
+        assert_eq!(
+            insert(&args("CF.INSERT k CAPACITY 7 ITEMS a"), defaults),
+            Err(CommandError::CfCapacityTooSmall)
+        );
+        assert_eq!(insert(&args("CF.INSERT k CAPACITY 8 ITEMS a"), defaults).unwrap().params.capacity, 8);
+    }
+
     #[test]
     fn cuckoo_error_picks_the_width_and_changes_nothing_else() {
-        let default = reserve(&args("CF.RESERVE k 1000")).unwrap();
+        let default = reserve_default(&args("CF.RESERVE k 1000")).unwrap();
         assert_eq!(default, CuckooParams { capacity: 1000, ..CuckooParams::default() });
-        let wide = reserve(&args("CF.RESERVE k 1000 ERROR 0.001 EXPANSION 2")).unwrap();
+        let wide = reserve_default(&args("CF.RESERVE k 1000 ERROR 0.001 EXPANSION 2")).unwrap();
         assert_eq!((wide.width, wide.bucket_size, wide.expansion), (Width::Sixteen, 8, 2));
-        let given = reserve(&args("CF.RESERVE k 1000 error 0.001 BUCKETSIZE 1")).unwrap();
+        let given = reserve_default(&args("CF.RESERVE k 1000 error 0.001 BUCKETSIZE 1")).unwrap();
         assert_eq!((given.width, given.bucket_size), (Width::Sixteen, 1));
-        let key_named_error = reserve(&args("CF.RESERVE error 1000")).unwrap();
+        let key_named_error = reserve_default(&args("CF.RESERVE error 1000")).unwrap();
         assert_eq!(key_named_error.width, Width::Eight);
         for bad in ["0", "1", "-0.1", "x", "nan"] {
             let line = format!("CF.RESERVE k 1000 ERROR {bad}");
-            assert_eq!(reserve(&args(&line)), Err(CommandError::CfBadErrorRate), "{bad}");
+            assert_eq!(reserve_default(&args(&line)), Err(CommandError::CfBadErrorRate), "{bad}");
         }
-        assert_eq!(reserve(&args("CF.RESERVE k 1000 x ERROR")), Err(CommandError::CfBadErrorRate));
-        assert_eq!(reserve(&args("CF.RESERVE k 1000 ERROR 1e-12")), Err(CommandError::CfErrorRateTooSmall));
-        let small = reserve(&args("CF.RESERVE k 12 ERROR 0.001")).unwrap();
+        assert_eq!(reserve_default(&args("CF.RESERVE k 1000 x ERROR")), Err(CommandError::CfBadErrorRate));
+        assert_eq!(
+            reserve_default(&args("CF.RESERVE k 1000 ERROR 1e-12")),
+            Err(CommandError::CfErrorRateTooSmall)
+        );
+        let small = reserve_default(&args("CF.RESERVE k 12 ERROR 0.001")).unwrap();
         assert_eq!(
             (small.width, small.bucket_size),
             (Width::Sixteen, 4),
             "the largest bucket that fits twice"
         );
-        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR 0.1")), Err(CommandError::CfCapacityTooSmall));
-        assert_eq!(reserve(&args("CF.RESERVE k 1 ERROR x")), Err(CommandError::CfBadErrorRate));
+        assert_eq!(reserve_default(&args("CF.RESERVE k 1 ERROR 0.1")), Err(CommandError::CfCapacityTooSmall));
+        assert_eq!(reserve_default(&args("CF.RESERVE k 1 ERROR x")), Err(CommandError::CfBadErrorRate));
 
-        let inserted = insert(&args("CF.INSERT k ERROR 1e-6 CAPACITY 500 ITEMS a")).unwrap();
+        let inserted = insert_default(&args("CF.INSERT k ERROR 1e-6 CAPACITY 500 ITEMS a")).unwrap();
         assert_eq!(
             (inserted.params.width, inserted.params.bucket_size, inserted.params.capacity),
             (Width::ThirtyTwo, 8, 500)
         );
-        assert_eq!((inserted.rate_arg, inserted.first_item), (Some(3), 7));
-        let plain = insert(&args("CF.INSERT k NOCREATE ITEMS a")).unwrap();
-        assert_eq!((plain.params, plain.rate_arg), (CuckooParams::default(), None));
-        assert_eq!(insert(&args("CF.INSERT k EXPANSION 2 ITEMS a")), Err(CommandError::UnknownArgument));
-        assert_eq!(insert(&args("CF.INSERT k ERROR 2 ITEMS a")), Err(CommandError::InsertBadErrorRate));
-        assert_eq!(insert(&args("CF.INSERT k ERROR")), Err(CommandError::WrongArity));
+        assert_eq!(inserted.first_item, 7);
+        let plain = insert_default(&args("CF.INSERT k NOCREATE ITEMS a")).unwrap();
+        assert_eq!(plain.params, CuckooParams::default());
+        assert_eq!(
+            insert_default(&args("CF.INSERT k EXPANSION 2 ITEMS a")),
+            Err(CommandError::UnknownArgument)
+        );
+        assert_eq!(
+            insert_default(&args("CF.INSERT k ERROR 2 ITEMS a")),
+            Err(CommandError::InsertBadErrorRate)
+        );
+        assert_eq!(insert_default(&args("CF.INSERT k ERROR")), Err(CommandError::WrongArity));
     }
 }

@@ -1,5 +1,6 @@
 //! CF.RESERVE, and what every command that creates or grows a filter shares: making it
-//! within the memory budget, and the limits of its growth.
+//! within the memory budget from the `cf-*` defaults, replicating it, and the limits of its
+//! growth.
 
 use super::datatype::METRICS;
 use super::parse;
@@ -11,14 +12,12 @@ use redbloom_core::cuckoo::{CuckooFilter, CuckooParams, Limits, MAX_SUB_FILTERS}
 
 /// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] [ERROR rate]
 pub fn reserve(call: &Call) -> Result<(), CommandError> {
-    let params = parse::reserve(&call.args())?;
+    let params = parse::reserve(&call.args(), defaults(call))?;
     let mut key = call.open_key_for_writing();
     if key.get::<CuckooFilter>()?.is_some() {
         return Err(CommandError::ItemExists);
     }
-    key.store(created(params, call)?)?;
-    call.replicate_verbatim();
-    call.notify(c"cf.reserve");
+    store_created(call, &mut key, params)?;
     call.reply_ok();
     Ok(())
 }
@@ -35,18 +34,38 @@ pub fn filter_or_create<'k>(
         if !create {
             return Ok(None);
         }
-        key.store(created(params, call)?)?;
-        call.notify(c"cf.reserve");
+        store_created(call, key, params)?;
     }
     key.get_mut::<CuckooFilter>()
 }
 
-/// A new filter, or the memory error (counted in INFO).
-pub fn created(params: CuckooParams, call: &Call) -> Result<CuckooFilter, CommandError> {
-    CuckooFilter::try_new(params, call.max_filter_bytes()).map_err(|error| {
+/// Creates a filter with `params` in the (empty) key, or answers the memory error (counted in
+/// INFO). The new filter is replicated, and written to the AOF, as the CF.LOADCHUNK of its
+/// header, before anything the command adds: the header names every parameter, so a replica
+/// or a replay builds the very same filter whatever its own `cf-*` defaults (RedisBloom
+/// replays it too, for a filter of its width).
+fn store_created(call: &Call, key: &mut Key, params: CuckooParams) -> Result<(), CommandError> {
+    let filter = CuckooFilter::try_new(params, call.max_filter_bytes()).map_err(|error| {
         METRICS.count_refused_creation();
         CommandError::from(error)
-    })
+    })?;
+    let header = filter.header();
+    key.store(filter)?;
+    call.replicate("CF.LOADCHUNK", &[call.arg(1), b"1", header.as_bytes()]);
+    call.notify(c"cf.reserve");
+    Ok(())
+}
+
+/// What a filter this call creates gets where the command names nothing: the `cf-*` settings.
+/// A replayed command that creates a filter was written by a server whose defaults were
+/// RedisBloom's (RedisBloom, or this module before they were settings), since this one
+/// replicates a new filter as its header: it gets those, and builds what that server built.
+pub fn defaults(call: &Call) -> CuckooParams {
+    if call.replayed() {
+        CuckooParams::default()
+    } else {
+        config::cuckoo_defaults()
+    }
 }
 
 /// How far a filter may grow in this call: the memory budget, and the sub-filter limit

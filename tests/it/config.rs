@@ -98,9 +98,12 @@ fn a_normal_load_logs_no_warning() {
     server.connection();
     let log = server.log();
     assert!(log.contains("Module 'bf' loaded"), "{log}");
-    // Redis marks a module's lines with its name, and a warning with '#' after the timestamp.
-    let warnings: Vec<&str> =
-        log.lines().filter(|line| line.contains("<bf>") && line.contains(" # ")).collect();
+    // Redis marks a module's lines with its name, and a warning with '#' after the timestamp;
+    // what the server says of a module's configs or commands names no module.
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains(" # ") && (line.contains("<bf>") || line.contains("Module ")))
+        .collect();
     assert!(warnings.is_empty(), "{warnings:?}");
     assert!(!log.contains("Skip register"), "{log}");
 }
@@ -177,4 +180,171 @@ fn cf_max_expansions_limits_the_sub_filters() {
     assert_eq!(info_number(&mut con, "k", "Number of filters"), 3);
     assert_eq!(err(&mut con, &["CF.ADD", "k", "same"]), "Maximum expansions reached");
     assert!(Server::failing_to_start(&["CF_MAX_EXPANSIONS", "0"]).contains("cf-max-expansions"));
+}
+
+/// The settings Redis 8 names without a prefix, each with its `bf.` name, a value that is not
+/// its default, and values out of its range.
+const REDIS_8_SETTINGS: [(&str, &str, &str, &[&str]); 8] = [
+    ("bf-error-rate", "bf.error-rate", "0.003", &["0", "1", "x"]),
+    ("bf-initial-size", "bf.initial-size", "333", &["0", "1073741825"]),
+    ("bf-expansion-factor", "bf.expansion-factor", "4", &["-1", "32769"]),
+    ("cf-bucket-size", "bf.cf-bucket-size", "4", &["0", "256"]),
+    ("cf-initial-size", "bf.cf-initial-size", "2048", &["3", "1073741825"]),
+    ("cf-max-iterations", "bf.cf-max-iterations", "30", &["0", "65536"]),
+    ("cf-expansion-factor", "bf.cf-expansion-factor", "2", &["-1", "32769"]),
+    ("cf-max-expansions", "bf.cf-max-expansions", "10", &["0", "65537"]),
+];
+
+/// Redis 8.0 and later take module configs without the module's prefix; Valkey reports the
+/// Redis version it is compatible with, and answers for itself.
+fn server_kind(con: &mut redis::Connection) -> (bool, u32) {
+    let info = info_text(con, "server");
+    let field = |name: &str| info.lines().find_map(|line| line.strip_prefix(name)).map(str::to_string);
+    let major = field("redis_version:").and_then(|v| v.split('.').next()?.parse().ok()).unwrap_or(0);
+    (field("valkey_version:").is_some(), major)
+}
+
+/// Filters created without parameters get the settings: BF.ADD's capacity, expansion and
+/// rate, and CF.ADD's bucket size, buckets, iterations and expansion.
+fn assert_new_filters_follow(con: &mut redis::Connection, prefix: &str) {
+    let bloom = format!("{prefix}bloom");
+    ok(con, &["BF.ADD", &bloom, "a"]);
+    assert_eq!(capacity(con, &bloom), 333);
+    assert_eq!(ok(con, &["BF.INFO", &bloom, "EXPANSION"]), Value::Array(vec![Value::Int(4)]));
+    let Value::Array(lines) = ok(con, &["BF.DEBUG", &bloom]) else { panic!() };
+    assert!(format!("{:?}", lines[1]).contains("ratio:0.0015"), "{lines:?}");
+    let cuckoo = format!("{prefix}cuckoo");
+    ok(con, &["CF.ADD", &cuckoo, "a"]);
+    assert_eq!(info_number(con, &cuckoo, "Bucket size"), 4);
+    assert_eq!(info_number(con, &cuckoo, "Number of buckets"), 512, "2048 items in buckets of 4");
+    assert_eq!(info_number(con, &cuckoo, "Max iterations"), 30);
+    assert_eq!(info_number(con, &cuckoo, "Expansion rate"), 2);
+}
+
+/// Every setting by its `bf.` name, on every server: read, set, refused out of range, and
+/// taken by the filters commands create without parameters.
+#[test]
+fn every_setting_has_its_bf_name() {
+    let server = Server::start();
+    let mut con = server.connection();
+    for (_, name, value, bad) in REDIS_8_SETTINGS {
+        ok(&mut con, &["CONFIG", "SET", name, value]);
+        assert_eq!(config_get(&mut con, name), value);
+        for bad in bad {
+            let error = err(&mut con, &["CONFIG", "SET", name, bad]);
+            assert!(error.starts_with("ERR"), "{name} {bad}: {error}");
+            assert_eq!(config_get(&mut con, name), value, "{name} {bad} changed nothing");
+        }
+    }
+    assert_new_filters_follow(&mut con, "set:");
+    // A cuckoo filter made with the defaults holds two buckets: the two settings agree.
+    let error = err(&mut con, &["CONFIG", "SET", "bf.cf-initial-size", "7"]);
+    assert!(error.contains("at least twice cf-bucket-size"), "{error}");
+    ok(&mut con, &["CONFIG", "SET", "bf.cf-initial-size", "100"]);
+    let error = err(&mut con, &["CONFIG", "SET", "bf.cf-bucket-size", "51"]);
+    assert!(error.contains("at most half cf-initial-size"), "{error}");
+    ok(&mut con, &["CONFIG", "SET", "bf.cf-initial-size", "2048"]);
+    // CF.RESERVE and CF.INSERT take what they do not name from the settings too.
+    ok(&mut con, &["CF.RESERVE", "reserved", "1000", "MAXITERATIONS", "9"]);
+    assert_eq!(info_number(&mut con, "reserved", "Bucket size"), 4);
+    assert_eq!(info_number(&mut con, "reserved", "Max iterations"), 9);
+    ok(&mut con, &["CF.INSERT", "inserted", "ITEMS", "a"]);
+    assert_eq!(info_number(&mut con, "inserted", "Number of buckets"), 512);
+    assert_eq!(err(&mut con, &["CF.RESERVE", "small", "6"]), "Capacity must be at least (BucketSize * 2)");
+    // Redis 8 takes up to 65536 sub-filters; stored filters here hold at most 1024, and a
+    // larger setting acts as that.
+    ok(&mut con, &["CONFIG", "SET", "bf.cf-max-expansions", "65536"]);
+}
+
+/// On Redis 8, a server started with every name Redis 8's Bloom module has, on its command
+/// line: both names show the values, reach the same setting, refuse what is out of range, and
+/// CONFIG REWRITE keeps them. Before Redis 8 the names without a prefix do not exist.
+#[test]
+fn redis_8_names_reach_the_same_settings() {
+    let command_line: Vec<String> = REDIS_8_SETTINGS
+        .iter()
+        .flat_map(|(unprefixed, _, value, _)| [format!("--{unprefixed}"), value.to_string()])
+        .collect();
+    let probe = Server::start();
+    let mut con = probe.connection();
+    let (valkey, major) = server_kind(&mut con);
+    let registered = ok(&mut con, &["CONFIG", "GET", "bf-error-rate"]) != Value::Array(vec![]);
+    if !valkey {
+        assert_eq!(registered, major >= 8, "Redis {major}");
+    }
+    if !registered {
+        return;
+    }
+    let args: Vec<&str> = command_line.iter().map(String::as_str).collect();
+    let server = Server::start_with(&[], &args);
+    let mut con = server.connection();
+    for (unprefixed, name, value, bad) in REDIS_8_SETTINGS {
+        assert_eq!(config_get(&mut con, unprefixed), value, "{unprefixed}");
+        assert_eq!(config_get(&mut con, name), value, "{name}");
+        for bad in bad {
+            let error = err(&mut con, &["CONFIG", "SET", unprefixed, bad]);
+            assert!(error.starts_with("ERR"), "{unprefixed} {bad}: {error}");
+        }
+    }
+    assert_new_filters_follow(&mut con, "cli:");
+    ok(&mut con, &["CONFIG", "SET", "cf-max-iterations", "44"]);
+    assert_eq!(config_get(&mut con, "bf.cf-max-iterations"), "44");
+    ok(&mut con, &["CONFIG", "SET", "bf.cf-max-iterations", "45"]);
+    assert_eq!(config_get(&mut con, "cf-max-iterations"), "45");
+
+    let lines = REDIS_8_SETTINGS.map(|(unprefixed, _, value, _)| format!("{unprefixed} {value}")).join("\n");
+    let from_file = Server::start_with_config_file(&lines);
+    let mut con = from_file.connection();
+    assert_new_filters_follow(&mut con, "file:");
+    ok(&mut con, &["CONFIG", "SET", "bf-initial-size", "444"]);
+    ok(&mut con, &["CONFIG", "REWRITE"]);
+    let rewritten = from_file.config_file();
+    assert!(rewritten.lines().any(|line| line == "bf-initial-size 444"), "{rewritten}");
+    assert!(rewritten.lines().any(|line| line == "cf-bucket-size 4"), "{rewritten}");
+}
+
+/// RedisBloom's load-time names (2.8, and Redis 8's deprecated ones), and Redis 8's names as
+/// load arguments, set the same settings.
+#[test]
+fn redisbloom_and_redis_8_names_as_load_arguments() {
+    let server = Server::start_with(
+        &[
+            "CF_MAX_EXPANSIONS",
+            "12",
+            "cf-bucket-size",
+            "4",
+            "bf-initial-size",
+            "66",
+            "BF_EXPANSION_FACTOR",
+            "3",
+        ],
+        &[],
+    );
+    let mut con = server.connection();
+    assert_eq!(config_get(&mut con, "bf.cf-max-expansions"), "12");
+    assert_eq!(config_get(&mut con, "bf.cf-bucket-size"), "4");
+    assert_eq!(config_get(&mut con, "bf.initial-size"), "66");
+    assert_eq!(config_get(&mut con, "bf.expansion-factor"), "3");
+    let log = Server::failing_to_start(&["CF_BUCKET_SIZE", "256"]);
+    assert!(log.contains("redbloom: cf-bucket-size must be an integer in the range [1, 255]"), "{log}");
+}
+
+/// A server that holds another module named `bf` (RedisBloom, or a Redis 8 built with its
+/// modules) refuses this one; the log says why and what to do, and the server and the other
+/// module go on as before.
+#[test]
+fn another_module_named_bf_keeps_this_one_out_harmlessly() {
+    let server = Server::start_redisbloom(&[]);
+    let mut con = server.connection();
+    ok(&mut con, &["BF.ADD", "theirs", "a"]);
+    let module = module_path();
+    let error = err(&mut con, &["MODULE", "LOAD", module.to_str().unwrap()]);
+    assert!(error.starts_with("ERR"), "{error}");
+    let log = server.log();
+    assert!(log.contains("another module named 'bf' is loaded already"), "{log}");
+    assert!(log.contains("remove that module's loadmodule line"), "{log}");
+    assert_eq!(int(&mut con, &["BF.EXISTS", "theirs", "a"]), 1, "RedisBloom still serves its filter");
+    let Value::Array(modules) = ok(&mut con, &["MODULE", "LIST"]) else { panic!() };
+    let named_bf = |module: &&Value| matches!(module, Value::Array(fields) if fields.get(1) == Some(&Value::BulkString(b"bf".to_vec())));
+    assert_eq!(modules.iter().filter(named_bf).count(), 1, "{modules:?}");
 }

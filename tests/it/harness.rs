@@ -33,6 +33,8 @@ pub struct Server {
     dir: PathBuf,
     module_args: Vec<String>,
     config: Vec<String>,
+    /// A redis.conf in the server's directory, which CONFIG REWRITE writes back.
+    config_file: Option<PathBuf>,
     child: Option<Child>,
 }
 
@@ -66,6 +68,25 @@ impl Server {
         server.module = module;
         server.config = config.iter().map(std::string::ToString::to_string).collect();
         server
+    }
+
+    /// A server started with a redis.conf of these lines (and the module on the command line),
+    /// so that CONFIG REWRITE has a file to write.
+    pub fn start_with_config_file(lines: &str) -> Server {
+        let mut server = Server::start_or_fail(&[]);
+        let file = server.dir.join("redis.conf");
+        std::fs::write(&file, lines).expect("writing redis.conf");
+        server.config_file = Some(file);
+        server.launch();
+        server
+    }
+
+    /// The server's redis.conf, as CONFIG REWRITE left it.
+    pub fn config_file(&self) -> String {
+        self.config_file
+            .as_ref()
+            .map(|file| std::fs::read_to_string(file).unwrap_or_default())
+            .unwrap_or_default()
     }
 
     /// Copies a file or a directory (the AOF's) from another server's directory into this one.
@@ -112,6 +133,7 @@ impl Server {
             dir,
             module_args: module_args.iter().map(std::string::ToString::to_string).collect(),
             config: Vec::new(),
+            config_file: None,
             child: None,
         }
     }
@@ -135,6 +157,7 @@ impl Server {
 
     fn spawn(&self) -> Child {
         let mut command = Command::new(redis_server());
+        command.args(&self.config_file);
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .arg("--dir")

@@ -229,15 +229,22 @@ fn insert_options_and_errors() {
         (&["BF.INSERT", "x", "EXPANSION", "abc", "ITEMS", "a"], "Bad expansion"),
         (&["BF.INSERT", "x", "EXPANSION", "40000", "ITEMS", "a"], "Bad expansion"),
         (&["BF.INSERT", "x", "FOO", "ITEMS", "a"], "Unknown argument received"),
-        (
-            &["BF.INSERT", "x", "EXPANSION", "2", "NONSCALING", "ITEMS", "a"],
-            "Nonscaling filters cannot expand",
-        ),
     ];
     for (args, expected) in cases {
         assert_eq!(err(&mut con, args), *expected, "{args:?}");
     }
     assert_eq!(int(&mut con, &["EXISTS", "x"]), 0);
+    // NONSCALING wins over EXPANSION in INSERT, in either order, as in RedisBloom 2.8.2 and
+    // Redis 8 (only RESERVE refuses the two together).
+    for (key, options) in
+        [("ns1", ["NONSCALING", "EXPANSION", "2"]), ("ns2", ["EXPANSION", "2", "NONSCALING"])]
+    {
+        let mut args = vec!["BF.INSERT", key];
+        args.extend(options);
+        args.extend(["ITEMS", "a"]);
+        ok(&mut con, &args);
+        assert_eq!(ok(&mut con, &["BF.INFO", key, "EXPANSION"]), Value::Array(vec![Value::Nil]), "{key}");
+    }
     ok(&mut con, &["BF.INSERT", "ns", "CAPACITY", "10", "NONSCALING", "ITEMS", "a"]);
     assert_eq!(ok(&mut con, &["BF.INFO", "ns", "EXPANSION"]), Value::Array(vec![Value::Nil]));
 }

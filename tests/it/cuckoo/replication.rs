@@ -182,3 +182,46 @@ fn items_refused_by_the_memory_cap_do_not_reach_the_replica() {
     }
     assert_eq!(ok(&mut on_replica, &["TYPE", "wide"]), Value::SimpleString(WIDE.into()));
 }
+
+/// Filters that commands create from the server's defaults reach a replica with other
+/// defaults unchanged: a new filter is replicated as its header, and a CF.INSERT as the items
+/// it added, without the options the replica would check against its own settings.
+#[test]
+fn filters_created_from_the_masters_defaults_reach_a_replica_with_others() {
+    let defaults = [
+        "--bf.cf-bucket-size",
+        "1",
+        "--bf.cf-initial-size",
+        "64",
+        "--bf.cf-max-iterations",
+        "7",
+        "--bf.cf-expansion-factor",
+        "2",
+        "--bf.initial-size",
+        "50",
+        "--bf.error-rate",
+        "0.001",
+    ];
+    let master = Server::start_with(&[], &[&master_config()[..], &defaults[..]].concat());
+    let replica = replica_of(Module::Redbloom, &master);
+    let (mut con, mut on_replica) = (master.connection(), replica.connection());
+    wait_in_sync(&mut con, &mut on_replica);
+    for item in numbered("a", 200) {
+        call_bytes(&mut con, &[b"CF.ADD", b"added", &item]).expect("CF.ADD");
+    }
+    ok(&mut con, &["CF.ADDNX", "added-nx", "x"]);
+    ok(&mut con, &["CF.RESERVE", "reserved", "40"]);
+    // Two slots of one bucket each: CAPACITY 2 passes the master's bucket size of 1 only.
+    ok(&mut con, &["CF.INSERT", "inserted", "CAPACITY", "2", "ITEMS", "p", "q", "r"]);
+    ok(&mut con, &["CF.INSERT", "inserted", "CAPACITY", "2", "ITEMS", "s"]);
+    ok(&mut con, &["CF.INSERTNX", "inserted-nx", "ITEMS", "p", "p", "q"]);
+    ok(&mut con, &["BF.ADD", "bloom", "x"]);
+    wait_in_sync(&mut con, &mut on_replica);
+    assert_eq!(info_number(&mut con, "added", "Bucket size"), 1);
+    assert_eq!(info_number(&mut on_replica, "added", "Bucket size"), 1);
+    let keys_here = keys(&mut con);
+    assert_eq!(keys(&mut on_replica), keys_here);
+    for key in &keys_here {
+        assert_eq!(digest(&mut on_replica, key), digest(&mut con, key), "{key} on the replica");
+    }
+}
