@@ -7,8 +7,8 @@
 //! arrays in either format (see `redbloom_core::bloom::format`).
 
 use crate::shared::datatype::{
-    copy, describe, digest_pieces, emit_loadchunks, free, free_effort, guarded, load_budget, loaded,
-    type_methods, RdbBuffer, RdbReader, StoredValue,
+    describe, digest_pieces, emit_loadchunks, guarded, load_budget, loaded, stored_value_methods, RdbBuffer,
+    RdbReader, StoredValue,
 };
 use crate::shared::metrics::{Footprint, Measured, Metrics, Names};
 use redbloom_core::bloom::redisbloom::encoding::{self as redisbloom_encoding, NEWEST_RDB_VERSION};
@@ -29,15 +29,12 @@ const CHUNKED_ENCODING_VERSION: i32 = 100;
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "MBbloom--",
     ENCODING_VERSION,
-    type_methods(
+    stored_value_methods::<Filter>(
         Some(rdb_load),
         Some(rdb_save),
         Some(aof_rewrite),
         Some(mem_usage),
         Some(digest),
-        Some(free::<Filter>),
-        Some(free_effort::<Filter>),
-        Some(copy::<Filter>),
     ),
 );
 

@@ -10,8 +10,8 @@
 //! but the RDB load.
 
 use crate::shared::datatype::{
-    copy, describe, digest_pieces, emit_loadchunks, free, free_effort, guarded, load_budget, loaded,
-    type_methods, RdbReader, StoredValue,
+    describe, digest_pieces, emit_loadchunks, guarded, load_budget, loaded, stored_value_methods, RdbReader,
+    StoredValue,
 };
 use crate::shared::metrics::{Footprint, Measured, Metrics, Names};
 use redbloom_core::cuckoo::encoding::{NEWEST_REDISBLOOM_VERSION, WIDE_VERSION};
@@ -29,15 +29,12 @@ pub static WIDE_CUCKOO_TYPE: RedisType = RedisType::new("rbCF-wide", WIDE_VERSIO
 const fn methods(
     rdb_load: unsafe extern "C" fn(*mut raw::RedisModuleIO, c_int) -> *mut c_void,
 ) -> raw::RedisModuleTypeMethods {
-    type_methods(
+    stored_value_methods::<CuckooFilter>(
         Some(rdb_load),
         Some(rdb_save),
         Some(aof_rewrite),
         Some(mem_usage),
         Some(digest),
-        Some(free::<CuckooFilter>),
-        Some(free_effort::<CuckooFilter>),
-        Some(copy::<CuckooFilter>),
     )
 }
 

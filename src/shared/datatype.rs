@@ -54,6 +54,27 @@ pub const fn type_methods(
     }
 }
 
+/// The callbacks of a type whose values are `V`: its own for the encodings, and the shared
+/// `free`, `free_effort` and `copy`.
+pub const fn stored_value_methods<V: StoredValue>(
+    rdb_load: raw::RedisModuleTypeLoadFunc,
+    rdb_save: raw::RedisModuleTypeSaveFunc,
+    aof_rewrite: raw::RedisModuleTypeRewriteFunc,
+    mem_usage: raw::RedisModuleTypeMemUsageFunc,
+    digest: raw::RedisModuleTypeDigestFunc,
+) -> raw::RedisModuleTypeMethods {
+    type_methods(
+        rdb_load,
+        rdb_save,
+        aof_rewrite,
+        mem_usage,
+        digest,
+        Some(free::<V>),
+        Some(free_effort::<V>),
+        Some(copy::<V>),
+    )
+}
+
 /// Runs a callback, turning a panic into `fallback` and a log line instead of an abort.
 pub fn guarded<T>(what: impl std::fmt::Display, fallback: T, callback: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(callback)).unwrap_or_else(|_| {
