@@ -3,8 +3,8 @@
 //!
 //! This file only registers things with Redis: the module, the data types, the commands and
 //! the configs. The filters live in the `redbloom_core` crate and know nothing of Redis; each
-//! data type has a folder here with its type callbacks and its commands ([`bloom`],
-//! [`cuckoo`]), on top of what they share ([`shared`]).
+//! data type has a folder here with its type callbacks and its commands (`bloom`, `cuckoo`),
+//! on top of what they share (`shared`).
 
 mod bloom;
 mod cuckoo;

@@ -28,8 +28,8 @@ pub fn madd(call: &Call) -> Result<(), CommandError> {
     add_items(call, 2, Some(defaults()), c"bf.madd", Replies::Array)
 }
 
-/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
-/// ITEMS item ...
+/// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
+/// ITEMS item ...`
 pub fn insert(call: &Call) -> Result<(), CommandError> {
     let parsed = parse::insert(&call.args(), defaults())?;
     if let Some(asked) = parsed.capped_rate {

@@ -37,7 +37,7 @@ pub struct Parsed {
     pub capped_rate: Option<f64>,
 }
 
-/// BF.RESERVE key `error_rate` capacity [EXPANSION n] [NONSCALING] [FORMAT f]. Options may come
+/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [FORMAT f]`. Options may come
 /// in any order and anything unknown is skipped: some clients send the expansion number
 /// without its keyword.
 /// `defaults` gives the expansion and format when they are not named.
@@ -78,8 +78,8 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
     })
 }
 
-/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
-/// ITEMS item ... What is not given comes from `defaults`.
+/// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
+/// ITEMS item ...`. What is not given comes from `defaults`.
 pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError> {
     let mut creation = defaults;
     let mut capped_rate = None;

@@ -53,7 +53,7 @@ fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError
     }
 }
 
-/// CF.INSERT key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]: per item 1, or
+/// `CF.INSERT key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]`: per item 1, or
 /// -1 for no room (false under RESP3).
 pub fn insert(call: &Call) -> Result<(), CommandError> {
     insert_items(call, false, c"cf.insert")

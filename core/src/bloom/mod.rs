@@ -8,7 +8,7 @@
 //! - [`chain`]: the scalable filter, a chain of sub-filters;
 //! - [`encoding`]: the binary form used by RDB, AOF and SCANDUMP/LOADCHUNK;
 //! - [`redisbloom`]: RedisBloom's own format, kept byte for byte;
-//! - [`format`]: a filter in either format, and the dump protocol they share.
+//! - [`format`](mod@format): a filter in either format, and the dump protocol they share.
 
 pub mod bits;
 pub mod chain;

@@ -82,7 +82,7 @@ pub struct Layout {
 
 impl Layout {
     /// The layout for `capacity` items at `error_rate`: the fewest blocks per item (cache
-    /// lines per lookup) whose memory is within [`GOOD_ENOUGH_MEMORY`] of a classic filter
+    /// lines per lookup) whose memory is within `GOOD_ENOUGH_MEMORY` of a classic filter
     /// with the rate the layout really has, or, where none is, the one with the least memory;
     /// between layouts of the same memory, the one with fewer blocks per item.
     /// One block per item down to about 0.5%, two around 0.1% and 0.01%, three at 10⁻⁵ and

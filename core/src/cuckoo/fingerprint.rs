@@ -71,7 +71,7 @@ impl Width {
 
     /// The width, and the bucket size, of the smallest filter whose worst rate is at most
     /// `rate`: the caller's bucket size with the narrowest width that meets it, else the
-    /// pair with the fewest bits per item at [`LOAD_AT_FIRST_REFUSAL`] among the bucket sizes
+    /// pair with the fewest bits per item at the load each bucket size reaches (`LOAD_AT_FIRST_REFUSAL`) among the bucket sizes
     /// `capacity` leaves room for (two buckets). `None` when even 32 bits cannot.
     pub fn for_error_rate(rate: f64, bucket_size: Option<u16>, capacity: u64) -> Option<(Width, u16)> {
         if let Some(size) = bucket_size {

@@ -11,10 +11,9 @@
 //!
 //! - [`fingerprint`]: the widths, an item's hash and fingerprint, and slots.
 //! - [`encoding`]: the SCANDUMP header and chunks, and the RDB record.
-
-//! - [`params`]: parameters, defaults and bounds.
-//! - [`sub_filter`]: one array of buckets.
-//! - [`filter`]: the chain, and every operation on it.
+//! - `params`: parameters, defaults and bounds ([`CuckooParams`], [`Limits`]).
+//! - `sub_filter`: one array of buckets ([`SubFilter`]).
+//! - `filter`: the chain, and every operation on it ([`CuckooFilter`]).
 
 pub mod encoding;
 mod filter;
