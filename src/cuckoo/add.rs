@@ -1,7 +1,7 @@
 //! CF.ADD, CF.ADDNX, CF.INSERT and CF.INSERTNX: add items, creating the filter when the key is
-//! missing. Every write is replicated as sent: the filter is deterministic, and filters created
-//! by a command have fixed defaults (ERROR picks the same width everywhere), so replicas and
-//! the AOF build the same bytes.
+//! missing. The filter is deterministic, so replicas and the AOF build the same bytes from
+//! the same writes: a new filter reaches them as its header (`reserve.rs`), CF.ADD and
+//! CF.ADDNX as sent, CF.INSERT and CF.INSERTNX as the items they added.
 
 use super::datatype::METRICS;
 use super::parse::{self, CuckooInsert};
@@ -24,7 +24,7 @@ pub fn addnx(call: &Call) -> Result<(), CommandError> {
 
 fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    let filter = filter_or_create(call, &mut key, defaults(call), true)?.ok_or(CommandError::Internal)?;
+    let filter = filter_or_create(call, &mut key, defaults(), true)?.ok_or(CommandError::Internal)?;
     let limits = limits(call);
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         METRICS.count_full_errors(1);
@@ -66,7 +66,7 @@ pub fn insertnx(call: &Call) -> Result<(), CommandError> {
 }
 
 fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError> {
-    let CuckooInsert { params, no_create, first_item } = parse::insert(&call.args(), defaults(call))?;
+    let CuckooInsert { params, no_create, first_item } = parse::insert(&call.args(), defaults())?;
     let mut key = call.open_key_for_writing();
     let filter = filter_or_create(call, &mut key, params, !no_create)?.ok_or(CommandError::NotFound)?;
     let limits = limits(call);

@@ -12,7 +12,7 @@ use redbloom_core::cuckoo::{CuckooFilter, CuckooParams, Limits, MAX_SUB_FILTERS}
 
 /// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] [ERROR rate]
 pub fn reserve(call: &Call) -> Result<(), CommandError> {
-    let params = parse::reserve(&call.args(), defaults(call))?;
+    let params = parse::reserve(&call.args(), defaults())?;
     let mut key = call.open_key_for_writing();
     if key.get::<CuckooFilter>()?.is_some() {
         return Err(CommandError::ItemExists);
@@ -56,16 +56,13 @@ fn store_created(call: &Call, key: &mut Key, params: CuckooParams) -> Result<(),
     Ok(())
 }
 
-/// What a filter this call creates gets where the command names nothing: the `cf-*` settings.
-/// A replayed command that creates a filter was written by a server whose defaults were
-/// RedisBloom's (RedisBloom, or this module before they were settings), since this one
-/// replicates a new filter as its header: it gets those, and builds what that server built.
-pub fn defaults(call: &Call) -> CuckooParams {
-    if call.replayed() {
-        CuckooParams::default()
-    } else {
-        config::cuckoo_defaults()
-    }
+/// What a filter this call creates gets where the command names nothing: the `cf-*` settings,
+/// as for Bloom filters. This module replicates a new filter as its header, so only a stream
+/// another writer made creates filters from defaults on replay: Redis 8's module, whose
+/// settings a switching user keeps, or RedisBloom 2 and earlier versions of this module,
+/// whose defaults the settings have unless changed.
+pub fn defaults() -> CuckooParams {
+    config::cuckoo_defaults()
 }
 
 /// How far a filter may grow in this call: the memory budget, and the sub-filter limit

@@ -24,9 +24,10 @@ pub enum Width {
 /// per item are its fingerprint bits over that share: larger buckets cost more fingerprint
 /// bits for a rate, and fill much further.
 ///
-/// These numbers are part of the format: a replica, or a replay of the AOF, makes the filter
-/// again from the `ERROR` it is sent, so other numbers in a later version would build another
-/// filter from the same command. The choices they make are pinned by a test below.
+/// These numbers are part of the format: a replay of an AOF written before new filters were
+/// replicated as their header makes the filter again from the `ERROR` it holds, so other
+/// numbers in a later version would build another filter from the same command. The choices
+/// they make are pinned by a test below.
 pub(super) const LOAD_AT_FIRST_REFUSAL: [(u16, f64); 4] = [(8, 0.85), (4, 0.70), (2, 0.33), (1, 0.21)];
 
 impl Width {

@@ -192,7 +192,8 @@ extern "C" fn set_integer(
 static ERROR_RATE_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(ptr::null_mut());
 
 extern "C" fn get_error_rate(_name: *const c_char, _privdata: *mut c_void) -> *mut raw::RedisModuleString {
-    guarded(ptr::null_mut(), || {
+    // A getter must answer a string: after a panic, the one it gave last time.
+    guarded(ERROR_RATE_TEXT.load(Ordering::Relaxed), || {
         let text = error_rate().to_string();
         // SAFETY: a string without a context, which this module frees on the next call.
         unsafe {
