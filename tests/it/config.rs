@@ -348,3 +348,17 @@ fn another_module_named_bf_keeps_this_one_out_harmlessly() {
     let named_bf = |module: &&Value| matches!(module, Value::Array(fields) if fields.get(1) == Some(&Value::BulkString(b"bf".to_vec())));
     assert_eq!(modules.iter().filter(named_bf).count(), 1, "{modules:?}");
 }
+
+/// `bf.huge-pages` is a yes/no config and load argument.
+#[test]
+fn huge_pages_is_a_yes_or_no_setting() {
+    let server = Server::start();
+    let mut con = server.connection();
+    assert_eq!(config_get(&mut con, "bf.huge-pages"), "no");
+    ok(&mut con, &["CONFIG", "SET", "bf.huge-pages", "yes"]);
+    assert_eq!(config_get(&mut con, "bf.huge-pages"), "yes");
+    assert!(err(&mut con, &["CONFIG", "SET", "bf.huge-pages", "maybe"]).starts_with("ERR"));
+    assert_eq!(config_get(&mut con, "bf.huge-pages"), "yes");
+    let from_argument = Server::start_with(&["huge-pages", "yes"], &[]);
+    assert_eq!(config_get(&mut from_argument.connection(), "bf.huge-pages"), "yes");
+}

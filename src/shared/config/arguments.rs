@@ -1,7 +1,7 @@
 //! `loadmodule` arguments: the same settings, by any of their names.
 
 use super::settings::{
-    set_error_rate, ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED, FORMAT, HUGE_PAGES, INTEGER_SETTINGS,
+    set_error_rate, set_format, ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED, HUGE_PAGES, INTEGER_SETTINGS,
 };
 use redbloom_core::bloom::Format;
 use redis_module::RedisString;
@@ -27,10 +27,9 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
         match name {
             ERROR_RATE_NAME | ERROR_RATE_UNPREFIXED => set_error_rate(&value)?,
             "huge-pages" => HUGE_PAGES.store(yes_or_no(&value)?, Ordering::Relaxed),
-            "format" => FORMAT.store(
+            "format" => set_format(
                 Format::named(value.as_bytes())
-                    .ok_or_else(|| format!("format must be redbloom or redisbloom, got '{value}'"))?
-                    .into(),
+                    .ok_or_else(|| format!("format must be redbloom or redisbloom, got '{value}'"))?,
             ),
             _ => return Err(format!("unknown module argument '{}'", pair[0].to_string_lossy())),
         }

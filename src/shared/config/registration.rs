@@ -2,11 +2,8 @@
 //! reads and sets them.
 
 use super::settings::{
-    error_rate, set_error_rate, FormatSetting, IntegerSetting, DEFAULT_ERROR_RATE, ERROR_RATE_NAME,
-    ERROR_RATE_UNPREFIXED, FORMAT, HUGE_PAGES, INTEGER_SETTINGS,
-};
-use redis_module::configuration::{
-    register_bool_configuration, register_enum_configuration, ConfigurationFlags,
+    error_rate, format, set_error_rate, set_format, IntegerSetting, DEFAULT_ERROR_RATE, ERROR_RATE_NAME,
+    ERROR_RATE_UNPREFIXED, FORMATS, HUGE_PAGES, INTEGER_SETTINGS,
 };
 use redis_module::{raw, Context, RedisString};
 use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
@@ -53,15 +50,9 @@ pub fn register(ctx: &Context) -> Result<(), String> {
             "redbloom: this server refused config names without the bf. prefix; use the bf.* names",
         );
     }
-    register_bool_configuration(ctx, "huge-pages", &HUGE_PAGES, false, ConfigurationFlags::DEFAULT, None);
-    register_enum_configuration(
-        ctx,
-        "format",
-        &FORMAT,
-        FormatSetting::redbloom,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
+    if !register_huge_pages(ctx.ctx) || !register_format(ctx.ctx) {
+        return Err("could not register the configs bf.huge-pages and bf.format".to_string());
+    }
     // SAFETY: module load, live context.
     let loaded =
         unsafe { raw::RedisModule_LoadConfigs.map_or(raw::REDISMODULE_OK as c_int, |load| load(ctx.ctx)) };
@@ -225,5 +216,85 @@ extern "C" fn set_error_rate_config(
     match outcome {
         Ok(()) => raw::REDISMODULE_OK as c_int,
         Err(message) => report(err, &message),
+    }
+}
+
+fn register_huge_pages(ctx: *mut raw::RedisModuleCtx) -> bool {
+    // SAFETY: module load, live context; the name is a literal, no private data.
+    let status = unsafe {
+        raw::RedisModule_RegisterBoolConfig.map_or(raw::REDISMODULE_ERR as c_int, |register| {
+            register(
+                ctx,
+                c"huge-pages".as_ptr(),
+                0,
+                0,
+                Some(get_huge_pages),
+                Some(set_huge_pages),
+                None,
+                ptr::null_mut(),
+            )
+        })
+    };
+    status == raw::REDISMODULE_OK as c_int
+}
+
+extern "C" fn get_huge_pages(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    guarded(0, || c_int::from(HUGE_PAGES.load(Ordering::Relaxed)))
+}
+
+extern "C" fn set_huge_pages(
+    _name: *const c_char,
+    value: c_int,
+    _privdata: *mut c_void,
+    _err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    guarded(raw::REDISMODULE_ERR as c_int, || {
+        HUGE_PAGES.store(value != 0, Ordering::Relaxed);
+        raw::REDISMODULE_OK as c_int
+    })
+}
+
+/// `bf.format` names the formats in lower case, numbered in the order of [`FORMATS`].
+fn register_format(ctx: *mut raw::RedisModuleCtx) -> bool {
+    let mut names = [c"redbloom".as_ptr(), c"redisbloom".as_ptr()];
+    let numbers: [c_int; 2] = [0, 1];
+    // SAFETY: module load, live context; Redis copies the names and numbers.
+    let status = unsafe {
+        raw::RedisModule_RegisterEnumConfig.map_or(raw::REDISMODULE_ERR as c_int, |register| {
+            register(
+                ctx,
+                c"format".as_ptr(),
+                0,
+                0,
+                names.as_mut_ptr(),
+                numbers.as_ptr(),
+                numbers.len() as c_int,
+                Some(get_format),
+                Some(set_format_config),
+                None,
+                ptr::null_mut(),
+            )
+        })
+    };
+    status == raw::REDISMODULE_OK as c_int
+}
+
+extern "C" fn get_format(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    guarded(0, || FORMATS.iter().position(|&known| known == format()).unwrap_or(0) as c_int)
+}
+
+extern "C" fn set_format_config(
+    _name: *const c_char,
+    value: c_int,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let chosen = usize::try_from(value).ok().and_then(|index| FORMATS.get(index)).copied();
+    match chosen {
+        Some(chosen) => guarded(raw::REDISMODULE_ERR as c_int, || {
+            set_format(chosen);
+            raw::REDISMODULE_OK as c_int
+        }),
+        None => report(err, "format must be redbloom or redisbloom"),
     }
 }

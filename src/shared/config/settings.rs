@@ -4,8 +4,6 @@
 use redbloom_core::bloom::params::{self, MAX_CAPACITY, MAX_EXPANSION};
 use redbloom_core::bloom::Format;
 use redbloom_core::cuckoo::{self, CuckooParams, MAX_BUCKET_SIZE, MAX_SUB_FILTERS};
-use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
-use redis_module::{enum_configuration, RedisError};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 
 /// What a Bloom filter created without a rate gets.
@@ -161,51 +159,13 @@ static ERROR_RATE: AtomicU64 = AtomicU64::new(DEFAULT_ERROR_RATE.to_bits());
 /// 5.8 a write during a fork copied the whole 2 MiB page).
 pub(super) static HUGE_PAGES: AtomicBool = AtomicBool::new(false);
 /// The format of filters created without `FORMAT`: this module's by default, for speed.
-pub(super) static FORMAT: FormatConfig = FormatConfig(AtomicU8::new(FormatSetting::redbloom as u8));
+static FORMAT: AtomicU8 = AtomicU8::new(0);
+/// The formats in the order the `bf.format` config numbers them.
+pub(super) const FORMATS: [Format; 2] = [Format::Redbloom, Format::RedisBloom];
 
-enum_configuration! {
-    /// The values of `bf.format`, spelt as CONFIG GET shows them.
-    #[allow(non_camel_case_types)]
-    pub enum FormatSetting {
-        redbloom = 0,
-        redisbloom = 1,
-    }
-}
-
-impl From<Format> for FormatSetting {
-    fn from(format: Format) -> FormatSetting {
-        match format {
-            Format::Redbloom => FormatSetting::redbloom,
-            Format::RedisBloom => FormatSetting::redisbloom,
-        }
-    }
-}
-
-pub(super) struct FormatConfig(AtomicU8);
-
-impl FormatConfig {
-    fn value(&self) -> Format {
-        if self.0.load(Ordering::Relaxed) == FormatSetting::redisbloom as u8 {
-            Format::RedisBloom
-        } else {
-            Format::Redbloom
-        }
-    }
-
-    pub(super) fn store(&self, setting: FormatSetting) {
-        self.0.store(setting as u8, Ordering::Relaxed);
-    }
-}
-
-impl ConfigurationValue<FormatSetting> for FormatConfig {
-    fn get(&self, _ctx: &ConfigurationContext) -> FormatSetting {
-        self.value().into()
-    }
-
-    fn set(&self, _ctx: &ConfigurationContext, value: FormatSetting) -> Result<(), RedisError> {
-        self.store(value);
-        Ok(())
-    }
+pub(super) fn set_format(format: Format) {
+    let index = FORMATS.iter().position(|&known| known == format).unwrap_or(0);
+    FORMAT.store(index as u8, Ordering::Relaxed);
 }
 
 // What a filter that a command creates without being told gets.
@@ -223,7 +183,7 @@ pub fn expansion() -> u32 {
 }
 
 pub fn format() -> Format {
-    FORMAT.value()
+    FORMATS.get(usize::from(FORMAT.load(Ordering::Relaxed))).copied().unwrap_or(Format::Redbloom)
 }
 
 /// A cuckoo filter's parameters, all from the `cf-*` settings.
