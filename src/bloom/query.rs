@@ -42,7 +42,7 @@ pub fn mexists(call: &Call) -> Result<(), CommandError> {
 /// BF.CARD key: the adds that answered 1; 0 for a missing key.
 pub fn card(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let items = key.get::<Filter>()?.map_or(0, redbloom_core::bloom::Filter::items);
+    let items = key.get::<Filter>()?.map_or(0, Filter::items);
     call.reply_integer(items as i64);
     Ok(())
 }

@@ -9,7 +9,7 @@ use super::reserve::{defaults, filter_or_create, limits};
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
-use redbloom_core::cuckoo::{CuckooHash, Inserted};
+use redbloom_core::cuckoo::Inserted;
 use std::ffi::CStr;
 
 /// CF.ADD key item: stores the item (again, if it is there already).
@@ -75,10 +75,7 @@ fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), Command
         return Err(CommandError::CfMaxExpansions);
     }
     let before = filter.footprint();
-    let items: Vec<CuckooHash> = call.args_from(first_item).map(|item| filter.hash(item)).collect();
-    for &item in &items {
-        filter.prefetch(item);
-    }
+    let items = filter.hash_and_prefetch_all(call.args_from(first_item));
     let resp3 = call.is_resp3();
     let mut added = Vec::new();
     // Items the filter had no room for.

@@ -15,7 +15,7 @@ use crate::shared::datatype::{
 };
 use crate::shared::metrics::{Footprint, Measured, Metrics, Names};
 use redbloom_core::cuckoo::encoding::{NEWEST_REDISBLOOM_VERSION, WIDE_VERSION};
-use redbloom_core::cuckoo::CuckooFilter;
+use redbloom_core::cuckoo::{CuckooFilter, SubFilter};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
@@ -109,8 +109,7 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
         let header = filter.header();
         digest_pieces(
             md,
-            std::iter::once(header.as_bytes())
-                .chain(filter.sub_filters().iter().map(redbloom_core::cuckoo::SubFilter::bytes)),
+            std::iter::once(header.as_bytes()).chain(filter.sub_filters().iter().map(SubFilter::bytes)),
         );
     });
 }

@@ -7,7 +7,7 @@
 use super::datatype::METRICS;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
-use redbloom_core::cuckoo::{CuckooFilter, CuckooHash};
+use redbloom_core::cuckoo::CuckooFilter;
 
 /// CF.EXISTS key item: 0 for a missing key, and for a key of another type, as RedisBloom.
 pub fn exists(call: &Call) -> Result<(), CommandError> {
@@ -28,10 +28,7 @@ pub fn mexists(call: &Call) -> Result<(), CommandError> {
         (2..call.argc()).for_each(|_| call.reply_bool(false));
         return Ok(());
     };
-    let items: Vec<CuckooHash> = call.args_from(2).map(|item| filter.hash(item)).collect();
-    for &item in &items {
-        filter.prefetch(item);
-    }
+    let items = filter.hash_and_prefetch_all(call.args_from(2));
     let mut found = 0;
     for item in items {
         let present = filter.contains(item);

@@ -139,6 +139,16 @@ impl CuckooFilter {
         hash
     }
 
+    /// A batch of items as this filter stores them, with all their buckets asked of the CPU
+    /// before any is tested, so that the batch's cache misses overlap.
+    pub fn hash_and_prefetch_all<'a>(&self, items: impl Iterator<Item = &'a [u8]>) -> Vec<CuckooHash> {
+        let hashes: Vec<CuckooHash> = items.map(|item| self.hash(item)).collect();
+        for &hash in &hashes {
+            self.prefetch(hash);
+        }
+        hashes
+    }
+
     /// Buckets of the first sub-filter: what CF.INFO calls the number of buckets.
     pub fn first_buckets(&self) -> u64 {
         self.sub_filters.first().map_or(0, SubFilter::buckets)
