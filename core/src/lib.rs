@@ -11,6 +11,9 @@
 
 pub mod bloom;
 pub mod bytes;
+pub mod count_min;
 pub mod cuckoo;
 pub mod decode;
 pub mod murmur;
+pub mod t_digest;
+pub mod top_k;

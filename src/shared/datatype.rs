@@ -127,6 +127,12 @@ impl RdbSource for RdbReader {
         self.checked(value)
     }
 
+    fn signed(&mut self) -> Result<i64, DecodeError> {
+        // SAFETY: as in `unsigned`.
+        let value = unsafe { raw::RedisModule_LoadSigned.map_or(0, |f| f(self.0)) };
+        self.checked(value)
+    }
+
     fn double(&mut self) -> Result<f64, DecodeError> {
         // SAFETY: as in `unsigned`.
         let value = unsafe { raw::RedisModule_LoadDouble.map_or(0.0, |f| f(self.0)) };

@@ -406,6 +406,10 @@ mod tests {
             }
         }
 
+        fn signed(&mut self) -> Result<i64, DecodeError> {
+            Err(DecodeError::Malformed("no signed here"))
+        }
+
         fn double(&mut self) -> Result<f64, DecodeError> {
             Err(DecodeError::Malformed("no double here"))
         }

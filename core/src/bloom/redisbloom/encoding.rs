@@ -291,6 +291,10 @@ mod tests {
                 _ => Err(DecodeError::Malformed("short read")),
             }
         }
+        fn signed(&mut self) -> Result<i64, DecodeError> {
+            Err(DecodeError::Malformed("no signed here"))
+        }
+
         fn double(&mut self) -> Result<f64, DecodeError> {
             match self.0.pop_front() {
                 Some(Value::Double(value)) => Ok(value),
