@@ -149,3 +149,26 @@ impl RdbSource for Record {
         }
     }
 }
+
+/// A value kept in an RDB record of RedisBloom's layout: the sketches (Count-Min, Top-K,
+/// t-digest), whose module glue is one generic set of callbacks over this trait.
+pub trait Persistent: Sized {
+    /// The encoding version `save_rdb` writes, which RedisBloom's newest release reads.
+    const ENCODING_VERSION: i32;
+
+    /// Reads a record of any encoding version RedisBloom has written (or this crate writes),
+    /// checking every value before it is trusted and refusing, with nothing allocated, a
+    /// record that would need more than `max_bytes` of memory.
+    fn load_rdb(encoding_version: i32, source: &mut impl RdbSource, max_bytes: usize) -> Result<Self, DecodeError>;
+
+    /// Writes the record, in `ENCODING_VERSION`, that `load_rdb` and RedisBloom read back.
+    /// It is also what DEBUG DIGEST-VALUE digests, so it holds every bit a later answer
+    /// depends on.
+    fn save_rdb(&self, sink: &mut impl RdbSink);
+
+    /// The memory the value holds, in bytes, as MEMORY USAGE reports it.
+    fn memory_bytes(&self) -> usize;
+
+    /// A copy, or `None` when there is no memory for it.
+    fn try_clone(&self) -> Option<Self>;
+}
