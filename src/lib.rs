@@ -7,6 +7,7 @@
 //! on top of what they share (`shared`).
 
 mod bloom;
+mod count_min;
 mod cuckoo;
 mod refused_types;
 mod shared;
@@ -35,14 +36,16 @@ static DATA_TYPES: [&RedisType; 6] = [
     &bloom::datatype::BLOOM_TYPE,
     &cuckoo::datatype::CUCKOO_TYPE,
     &cuckoo::datatype::WIDE_CUCKOO_TYPE,
-    &refused_types::COUNT_MIN_TYPE,
+    &count_min::datatype::COUNT_MIN_TYPE,
     &refused_types::TOP_K_TYPE,
     &refused_types::T_DIGEST_TYPE,
 ];
 
-static COMMAND_TABLES: [&[Command]; 2] = [bloom::commands::COMMANDS, cuckoo::commands::COMMANDS];
+static COMMAND_TABLES: [&[Command]; 3] =
+    [bloom::commands::COMMANDS, cuckoo::commands::COMMANDS, count_min::commands::COMMANDS];
 
-static METRICS: [&Metrics; 2] = [&bloom::datatype::METRICS, &cuckoo::datatype::METRICS];
+static METRICS: [&Metrics; 3] =
+    [&bloom::datatype::METRICS, &cuckoo::datatype::METRICS, &count_min::datatype::METRICS];
 
 /// Called by Redis on `loadmodule`.
 ///

@@ -14,6 +14,7 @@ pub mod bytes;
 pub mod count_min;
 pub mod cuckoo;
 pub mod decode;
+pub mod dump_payload;
 pub mod murmur;
 pub mod t_digest;
 pub mod top_k;

@@ -2,7 +2,8 @@
 //! against what users do without a module (a Bloom filter in Lua over SETBIT/GETBIT), all
 //! measured in one run on real redis-server processes; the module in both of its formats
 //! (its own, and RedisBloom's kept byte for byte); optionally against another module that
-//! serves BF.* (`--compare-module PATH`).
+//! serves BF.* (`--compare-module PATH`); and the sketches (CMS.*, TOPK.*, TDIGEST.*)
+//! against RedisBloom, interleaved in one run (`sketches`).
 //!
 //! Server-side cost comes from INFO commandstats (`usec_per_call`), which the client's own speed
 //! does not distort; every figure is the median of several rounds.
@@ -14,6 +15,7 @@ mod cuckoo;
 mod floor;
 mod persistence;
 mod report;
+mod sketches;
 mod stalls;
 mod workloads;
 
@@ -29,6 +31,10 @@ struct Options {
     redisbloom_format: bool,
     /// Also measure CF.* (redbloom, and the compared module).
     cuckoo: bool,
+    /// Measure the sketches against RedisBloom.
+    sketches: bool,
+    /// Measure the sketches only.
+    only_sketches: bool,
     json: PathBuf,
     rounds: usize,
     sizes: Vec<FilterSize>,
@@ -40,6 +46,8 @@ fn options() -> Options {
         huge_pages: true,
         redisbloom_format: true,
         cuckoo: true,
+        sketches: true,
+        only_sketches: false,
         json: PathBuf::from("target/bench/results.json"),
         rounds: 5,
         sizes: FilterSize::all(),
@@ -53,6 +61,8 @@ fn options() -> Options {
             "--no-huge-pages" => options.huge_pages = false,
             "--no-redisbloom-format" => options.redisbloom_format = false,
             "--no-cuckoo" => options.cuckoo = false,
+            "--no-sketches" => options.sketches = false,
+            "--only-sketches" => options.only_sketches = true,
             "--rounds" => {
                 options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"));
             }
@@ -72,13 +82,27 @@ fn options() -> Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB,1GB@0.1% --json FILE --no-huge-pages --no-redisbloom-format --no-cuckoo']"
+        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB,1GB@0.1% --json FILE --no-huge-pages --no-redisbloom-format --no-cuckoo --no-sketches --only-sketches']"
     );
     std::process::exit(2)
 }
 
 fn main() {
     let options = options();
+    if options.sketches || options.only_sketches {
+        eprintln!("== sketches, redbloom and RedisBloom interleaved");
+        let rows = sketches::run(options.rounds);
+        let table = sketches::table(&rows);
+        println!("{table}");
+        let path = options.json.with_file_name("sketches.md");
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        std::fs::write(&path, table).expect("writing the sketch table");
+        if options.only_sketches {
+            return;
+        }
+    }
     // Large filters need more than the default 4 GiB budget and 512 MB strings.
     let config = ["--proto-max-bulk-len", "4gb", "--maxmemory", "0"];
     let budget = ["max-filter-bytes", "17179869184"];

@@ -143,10 +143,10 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
 
 /// The `INFO bf` fields of Bloom filters.
 pub static METRICS: Metrics = Metrics::new(Names {
-    gauges: [c"filters", c"bytes", c"items", c"sub_filters"],
+    gauges: [Some(c"filters"), Some(c"bytes"), Some(c"items"), Some(c"sub_filters")],
     adds: c"adds",
     deletes: None,
-    counters: [c"lookups", c"lookups_found", c"full_filter_errors", c"refused_creations"],
+    counters: [Some(c"lookups"), Some(c"lookups_found"), Some(c"full_filter_errors"), Some(c"refused_creations")],
 });
 
 impl Measured for Filter {

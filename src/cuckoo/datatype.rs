@@ -116,10 +116,10 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
 
 /// The `INFO bf` fields of cuckoo filters.
 pub static METRICS: Metrics = Metrics::new(Names {
-    gauges: [c"cf_filters", c"cf_bytes", c"cf_items", c"cf_sub_filters"],
+    gauges: [Some(c"cf_filters"), Some(c"cf_bytes"), Some(c"cf_items"), Some(c"cf_sub_filters")],
     adds: c"cf_adds",
     deletes: Some(c"cf_deletes"),
-    counters: [c"cf_lookups", c"cf_lookups_found", c"cf_full_filter_errors", c"cf_refused_creations"],
+    counters: [Some(c"cf_lookups"), Some(c"cf_lookups_found"), Some(c"cf_full_filter_errors"), Some(c"cf_refused_creations")],
 });
 
 impl Measured for CuckooFilter {

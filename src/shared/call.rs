@@ -54,6 +54,12 @@ impl<'a> Call<'a> {
         Key::open_read(self.ctx, self.key_name())
     }
 
+    /// The key named by argument `index` (a merge's sources), opened for reading; `None`
+    /// past the last argument.
+    pub fn open_key_at(&self, index: usize) -> Option<Key> {
+        self.argv.get(index).map(|&name| Key::open_read(self.ctx, name))
+    }
+
     pub fn open_key_for_writing(&self) -> Key {
         Key::open_write(self.ctx, self.key_name())
     }

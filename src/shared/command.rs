@@ -20,8 +20,9 @@ pub struct Command {
     pub flags: &'static CStr,
     /// Redis's convention: `n` exactly n arguments, `-n` at least n, the name included.
     pub arity: c_int,
-    /// How the command uses its key (`REDISMODULE_CMD_KEY`_*), for ACL key permissions.
-    pub key_flags: u32,
+    /// Where its keys are and how it uses them, for key specs (cluster routing, ACL key
+    /// permissions).
+    pub keys: Keys,
     /// The arguments after the command name, for COMMAND DOCS.
     pub arguments: &'static [Argument],
     /// The ACL category of its data type (`bloom`, `cuckoo`), where the server has them.
@@ -46,7 +47,7 @@ macro_rules! command_table {
             name: $name,
             flags: $flags,
             arity: $arity,
-            key_flags: $keys,
+            keys: $keys,
             arguments: $arguments,
             category: $category,
             complexity: $complexity,
@@ -66,15 +67,29 @@ macro_rules! command_table {
 }
 pub(crate) use command_table;
 
+/// Where a command's keys are, with how it uses them (`REDISMODULE_CMD_KEY_*` flags).
+#[derive(Clone, Copy)]
+pub enum Keys {
+    /// One key, at position 1.
+    One(u32),
+    /// A destination at position 1, then the number of sources and the source keys: what
+    /// CMS.MERGE and TDIGEST.MERGE take. Declared, so that a cluster refuses sources in other
+    /// slots (CROSSSLOT) instead of the command not finding them.
+    DestinationAndSources(u32),
+}
+
 // How commands use their key, as key specs say it.
-pub const READS: u32 = raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS;
-pub const DESCRIBES: u32 = raw::REDISMODULE_CMD_KEY_RO;
-pub const ADDS: u32 =
-    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT;
-pub const CREATES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT;
-pub const OVERWRITES: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
-pub const DELETES: u32 =
-    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_DELETE;
+pub const READS: Keys = Keys::One(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
+pub const DESCRIBES: Keys = Keys::One(raw::REDISMODULE_CMD_KEY_RO);
+pub const ADDS: Keys =
+    Keys::One(raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT);
+pub const CREATES: Keys = Keys::One(raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT);
+pub const OVERWRITES: Keys = Keys::One(OVERWRITES_FLAGS);
+pub const DELETES: Keys =
+    Keys::One(raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_DELETE);
+/// A merge's: it replaces its destination with what it reads from the sources.
+pub const MERGES: Keys = Keys::DestinationAndSources(OVERWRITES_FLAGS);
+const OVERWRITES_FLAGS: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
 
 /// Every call of every command: the arity check, then the handler inside the panic guard,
 /// then the error reply if it failed. Always answers OK to Redis: errors are replies.
@@ -176,14 +191,27 @@ fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
             sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
             sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
         };
-        // One key at position 1; the array ends with an all-zero spec.
-        let mut key_specs: [raw::RedisModuleCommandKeySpec; 2] = std::mem::zeroed();
-        key_specs[0].flags = u64::from(command.key_flags);
+        // The key at position 1, then a merge's sources; the array ends with an all-zero spec.
+        let mut key_specs: [raw::RedisModuleCommandKeySpec; 3] = std::mem::zeroed();
+        let first_key_flags = match command.keys {
+            Keys::One(flags) | Keys::DestinationAndSources(flags) => flags,
+        };
+        key_specs[0].flags = u64::from(first_key_flags);
         key_specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
         key_specs[0].bs.index.pos = 1;
         key_specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
         key_specs[0].fk.range =
             raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 { lastkey: 0, keystep: 1, limit: 0 };
+        if let Keys::DestinationAndSources(_) = command.keys {
+            key_specs[1].flags = u64::from(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
+            key_specs[1].begin_search_type =
+                raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+            key_specs[1].bs.index.pos = 2;
+            // The count at position 2 (offset 0), the keys right after it.
+            key_specs[1].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
+            key_specs[1].fk.keynum =
+                raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 { keynumidx: 0, firstkey: 1, keystep: 1 };
+        }
         let mut storage = Vec::new();
         let args = docs::to_raw(command.arguments, &mut storage);
         let info = raw::RedisModuleCommandInfo {

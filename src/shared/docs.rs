@@ -9,6 +9,8 @@ use std::ffi::CStr;
 #[derive(Clone, Copy)]
 pub enum Kind {
     Key,
+    /// The source keys of a merge, after their count.
+    SourceKey,
     Text,
     Integer,
     Double,
@@ -73,7 +75,7 @@ pub fn to_raw(
             raw_argument.name = argument.name.as_ptr();
             raw_argument.token = argument.token.map_or(std::ptr::null(), CStr::as_ptr);
             raw_argument.type_ = match argument.kind {
-                Kind::Key => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+                Kind::Key | Kind::SourceKey => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
                 Kind::Text => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
                 Kind::Integer => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
                 Kind::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
@@ -83,11 +85,11 @@ pub fn to_raw(
                     raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF
                 }
             };
-            if matches!(argument.kind, Kind::Key) {
-                raw_argument.key_spec_index = 0;
-            } else {
-                raw_argument.key_spec_index = -1;
-            }
+            raw_argument.key_spec_index = match argument.kind {
+                Kind::Key => 0,
+                Kind::SourceKey => 1,
+                _ => -1,
+            };
             let mut flags = raw::REDISMODULE_CMD_ARG_NONE;
             if argument.optional {
                 flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;

@@ -60,6 +60,25 @@ pub enum CommandError {
     CfBadErrorRate,
     /// ERROR below what 32-bit fingerprints give.
     CfErrorRateTooSmall,
+    /// CMS.*: RedisBloom's texts (`docs/cms-commands.md`).
+    CmsKeyExists,
+    CmsKeyMissing,
+    CmsInvalidWidth,
+    CmsInvalidDepth,
+    CmsInvalidOverestimation,
+    CmsInvalidProbability,
+    CmsInvalidDimensions,
+    CmsInsufficientMemory,
+    CmsBadNumber,
+    CmsNegativeNumber,
+    CmsIncrementOverflow,
+    CmsInvalidNumkeys,
+    CmsNumkeysNotPositive,
+    CmsWrongNumberOfKeys,
+    CmsWrongNumberOfKeysAndWeights,
+    CmsInvalidWeight,
+    CmsDimensionsDiffer,
+    CmsMergeOverflow,
     /// A bug caught by the panic guard; the server lives on.
     Internal,
 }
@@ -117,6 +136,24 @@ impl CommandError {
             CommandError::CfErrorRateTooSmall => {
                 c"ERROR: below 2 * bucket size / 4294967295, the best 32-bit fingerprints reach."
             }
+            CommandError::CmsKeyExists => c"CMS: key already exists",
+            CommandError::CmsKeyMissing => c"CMS: key does not exist",
+            CommandError::CmsInvalidWidth => c"CMS: invalid width",
+            CommandError::CmsInvalidDepth => c"CMS: invalid depth",
+            CommandError::CmsInvalidOverestimation => c"CMS: invalid overestimation value",
+            CommandError::CmsInvalidProbability => c"CMS: invalid prob value",
+            CommandError::CmsInvalidDimensions => c"CMS: invalid init arguments",
+            CommandError::CmsInsufficientMemory => c"CMS: Insufficient memory to create the key",
+            CommandError::CmsBadNumber => c"CMS: Cannot parse number",
+            CommandError::CmsNegativeNumber => c"CMS: Number cannot be negative",
+            CommandError::CmsIncrementOverflow => c"CMS: INCRBY overflow",
+            CommandError::CmsInvalidNumkeys => c"CMS: invalid numkeys",
+            CommandError::CmsNumkeysNotPositive => c"CMS: Number of keys must be positive",
+            CommandError::CmsWrongNumberOfKeys => c"CMS: wrong number of keys",
+            CommandError::CmsWrongNumberOfKeysAndWeights => c"CMS: wrong number of keys/weights",
+            CommandError::CmsInvalidWeight => c"CMS: invalid weight value",
+            CommandError::CmsDimensionsDiffer => c"CMS: width/depth is not equal",
+            CommandError::CmsMergeOverflow => c"CMS: MERGE overflow",
             CommandError::Internal => c"ERR internal error in redbloom, see the server log",
         }
     }

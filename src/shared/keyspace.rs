@@ -41,6 +41,21 @@ impl Key {
         self.value(V::data_types()).map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<V>() }))
     }
 
+    /// Whether both keys hold one and the same value (a merge naming its destination among
+    /// its sources), found without making a reference to either: one of them may be borrowed
+    /// mutably later.
+    pub fn holds_same_value_as(&self, other: &Key) -> bool {
+        let value_of = |key: *mut raw::RedisModuleKey| {
+            if key.is_null() {
+                return std::ptr::null_mut();
+            }
+            // SAFETY: an open key of the current context.
+            unsafe { raw::RedisModule_ModuleTypeGetValue.map_or(std::ptr::null_mut(), |f| f(key)) }
+        };
+        let (mine, theirs) = (value_of(self.key), value_of(other.key));
+        !mine.is_null() && mine == theirs
+    }
+
     /// The raw value pointer, after checking that the key holds one of the `expected` types.
     ///
     /// SAFETY of the callers' dereference: a value of one of `V::data_types()` is always a

@@ -113,14 +113,14 @@ impl Metrics {
     }
 }
 
-/// The field names of one kind of filter (Redis puts `bf_` before each): the gauges
-/// (filters, bytes, items, sub-filters), adds, deletes where the kind has them, and the
+/// The field names of one kind of value (Redis puts `bf_` before each), `None` for what the
+/// kind does not have: the gauges (values, bytes, items, sub-filters), adds, deletes, and the
 /// counters (lookups, lookups found, full filter errors, refused creations).
 pub struct Names {
-    pub gauges: [&'static CStr; 4],
+    pub gauges: [Option<&'static CStr>; 4],
     pub adds: &'static CStr,
     pub deletes: Option<&'static CStr>,
-    pub counters: [&'static CStr; 4],
+    pub counters: [Option<&'static CStr>; 4],
 }
 
 /// Every type's metrics, in the order INFO lists them; set once at load.
@@ -154,14 +154,16 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) 
             let names = &metrics.names;
             let gauges = [&metrics.filters, &metrics.bytes, &metrics.items, &metrics.sub_filters];
             for (name, gauge) in names.gauges.iter().zip(gauges) {
-                signed(ctx, name.as_ptr(), gauge.load(Ordering::Relaxed));
+                if let Some(name) = name {
+                    signed(ctx, name.as_ptr(), gauge.load(Ordering::Relaxed));
+                }
             }
             let deletes = names.deletes.map(|name| (name, &metrics.deletes));
             let counters =
                 [&metrics.lookups, &metrics.found, &metrics.full_errors, &metrics.refused_creations];
-            let all = std::iter::once((names.adds, &metrics.adds))
-                .chain(deletes)
-                .chain(names.counters.into_iter().zip(counters));
+            let named_counters =
+                names.counters.into_iter().zip(counters).filter_map(|(name, counter)| Some((name?, counter)));
+            let all = std::iter::once((names.adds, &metrics.adds)).chain(deletes).chain(named_counters);
             for (name, counter) in all {
                 unsigned(ctx, name.as_ptr(), counter.load(Ordering::Relaxed));
             }

@@ -23,3 +23,4 @@ pub mod error;
 pub mod keyspace;
 pub mod metrics;
 pub mod parse;
+pub mod sketch_type;

@@ -139,3 +139,35 @@ fn the_client_scripts_pass_against_the_real_redisbloom() {
     ClientScript::redis_py().run(&redisbloom);
     ClientScript::node_redis().run(&redisbloom);
 }
+
+/// redis-py 8.1.0's own tests of `bf()`, `cf()`, `cms()`, `topk()` and `tdigest()` (its
+/// tests/test_bloom.py and tests/test_asyncio/test_bloom.py, unchanged: 73 tests), under RESP2
+/// then RESP3, run by tests/clients/redis_py_suite.py; `make clients` installs pytest and
+/// unpacks the tests under target/.
+fn run_redis_py_suite(server: &Server) {
+    let python = client_path("CLIENTS_PYTHON", "target/venv/bin/python");
+    let tests = client_path("REDIS_PY_TESTS", "target/redis-py-tests/redis-8.1.0");
+    for needed in [python.clone(), tests.join("tests/test_bloom.py")] {
+        assert!(needed.exists(), "{} is missing: `make clients` installs it (make test does)", needed.display());
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/redis_py_suite.py");
+    let output = Command::new(&python)
+        .arg(&script)
+        .arg(format!("127.0.0.1:{}", server.port))
+        .env("REDIS_PY_TESTS", &tests)
+        .output()
+        .unwrap_or_else(|error| panic!("{} could not be run: {error}", python.display()));
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{}:\n{text}", script.display());
+}
+
+#[test]
+fn redis_py_own_bloom_tests_pass_under_both_protocols() {
+    run_redis_py_suite(&Server::start());
+}
+
+/// What the suite expects is RedisBloom's behaviour: it passes whole against the real one.
+#[test]
+fn redis_py_own_bloom_tests_pass_against_the_real_redisbloom() {
+    run_redis_py_suite(&Server::start_redisbloom(&[]));
+}

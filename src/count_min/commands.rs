@@ -1,0 +1,50 @@
+//! The CMS.* commands as Redis is told of them: name, handler, arity, flags, key use,
+//! arguments, complexity and summary. The contract they keep is `docs/cms-commands.md`.
+
+use super::{create, query, update};
+use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, READS};
+use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
+
+const BY_DIMENSIONS: &[Argument] = &[KEY, argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer)];
+const BY_PROBABILITY: &[Argument] = &[KEY, argument(c"error", Kind::Double), argument(c"probability", Kind::Double)];
+const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
+const MERGE: &[Argument] = &[
+    argument(c"destination", Kind::Key),
+    argument(c"numKeys", Kind::Integer),
+    Argument { multiple: true, ..argument(c"source", Kind::SourceKey) },
+    Argument { multiple: true, ..keyword(c"weight", c"WEIGHTS", Kind::Integer) },
+];
+
+pub const COMMANDS: &[Command] = command_table! {
+    category: c"cms";
+    c"cms.initbydim" => create::by_dimensions {
+        arity: 4, flags: c"write deny-oom", keys: CREATES, arguments: BY_DIMENSIONS,
+        complexity: c"O(1)",
+        summary: c"Creates a Count-Min sketch of the given width and depth",
+    }
+    c"cms.initbyprob" => create::by_probability {
+        arity: 4, flags: c"write deny-oom", keys: CREATES, arguments: BY_PROBABILITY,
+        complexity: c"O(1)",
+        summary: c"Creates a Count-Min sketch sized for an error and a probability",
+    }
+    c"cms.incrby" => update::increment {
+        arity: -4, flags: c"write deny-oom", keys: ADDS, arguments: INCREMENT,
+        complexity: c"O(n * d), where n is the number of items and d the depth",
+        summary: c"Increases the counts of items",
+    }
+    c"cms.query" => query::query {
+        arity: -3, flags: c"readonly fast", keys: READS, arguments: MANY_ITEMS,
+        complexity: c"O(n * d), where n is the number of items and d the depth",
+        summary: c"Returns the counts of items",
+    }
+    c"cms.merge" => update::merge {
+        arity: -4, flags: c"write deny-oom", keys: MERGES, arguments: MERGE,
+        complexity: c"O(k * w * d), where k is the number of sketches, w the width and d the depth",
+        summary: c"Merges sketches into one, with weights",
+    }
+    c"cms.info" => query::info {
+        arity: 2, flags: c"readonly fast", keys: DESCRIBES, arguments: KEY_ONLY,
+        complexity: c"O(1)",
+        summary: c"Returns width, depth and total count of a sketch",
+    }
+};

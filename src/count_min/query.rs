@@ -1,0 +1,35 @@
+//! CMS.QUERY and CMS.INFO.
+
+use super::datatype::METRICS;
+use crate::shared::call::Call;
+use crate::shared::error::CommandError;
+use redbloom_core::count_min::CountMinSketch;
+
+/// CMS.QUERY key item [item ...]: each item's estimate, the batch hashed and its counters
+/// asked of the CPU before any is read.
+pub fn query(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let sketch = key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    call.reply_array(call.argc() - 2);
+    sketch.query_all(call.args_from(2), |count| call.reply_integer(i64::from(count)));
+    METRICS.count_lookups(call.argc() - 2, 0);
+    Ok(())
+}
+
+/// CMS.INFO key: width, depth and the total count, a flat array under RESP2 and a map under
+/// RESP3. The total wraps as RedisBloom's does, and is shown signed as it shows it.
+pub fn info(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let sketch = key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    let fields = [
+        (c"width", sketch.width() as i64),
+        (c"depth", sketch.depth() as i64),
+        (c"count", sketch.count() as i64),
+    ];
+    call.reply_map(fields.len());
+    for (label, value) in fields {
+        call.reply_simple(label);
+        call.reply_integer(value);
+    }
+    Ok(())
+}

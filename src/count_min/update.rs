@@ -1,0 +1,106 @@
+//! CMS.INCRBY and CMS.MERGE.
+
+use super::datatype::METRICS;
+use crate::shared::call::Call;
+use crate::shared::error::CommandError;
+use crate::shared::parse;
+use redbloom_core::count_min::{CountMinSketch, MergeError, MergeSource, SATURATED};
+
+/// CMS.INCRBY key item increment [item increment ...]: every pair is read before anything
+/// changes. A counter that reached its ceiling (2^32 - 1) makes the whole reply RedisBloom's
+/// overflow error, though every increment was applied, as there: so the command is still
+/// replicated.
+pub fn increment(call: &Call) -> Result<(), CommandError> {
+    if call.argc() % 2 != 0 {
+        return Err(CommandError::WrongArity);
+    }
+    let mut key = call.open_key_for_writing();
+    if key.get::<CountMinSketch>()?.is_none() {
+        return Err(CommandError::CmsKeyMissing);
+    }
+    let mut pairs = Vec::with_capacity((call.argc() - 2) / 2);
+    for index in (2..call.argc()).step_by(2) {
+        let increment = call.arg(index + 1);
+        let by = match parse::integer(increment) {
+            Some(by) if by >= 0 => by as u64,
+            Some(_) => return Err(CommandError::CmsNegativeNumber),
+            None => return Err(CommandError::CmsBadNumber),
+        };
+        pairs.push((call.arg(index), by));
+    }
+    let sketch = key.get_mut::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    let mut counts = Vec::with_capacity(pairs.len());
+    sketch.increment_all(pairs.iter().copied(), |count| counts.push(count));
+    METRICS.count_adds(pairs.len());
+    call.replicate_verbatim();
+    call.notify(c"cms.incrby");
+    if counts.contains(&SATURATED) {
+        return Err(CommandError::CmsIncrementOverflow);
+    }
+    call.reply_array(counts.len());
+    for count in counts {
+        call.reply_integer(i64::from(count));
+    }
+    Ok(())
+}
+
+/// CMS.MERGE destination numkeys source [source ...] [WEIGHTS weight [weight ...]]: the
+/// destination, which must exist with the sources' width and depth, becomes the weighted sum
+/// of the sources (it may be one of them). RedisBloom's checks, in its order.
+pub fn merge(call: &Call) -> Result<(), CommandError> {
+    let mut destination = call.open_key_for_writing();
+    if destination.get::<CountMinSketch>()?.is_none() {
+        return Err(CommandError::CmsKeyMissing);
+    }
+    let count = parse::integer(call.arg(2)).ok_or(CommandError::CmsInvalidNumkeys)?;
+    let count = usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CommandError::CmsNumkeysNotPositive)?;
+    let first_source: usize = 3;
+    let after_sources = first_source.checked_add(count).ok_or(CommandError::CmsWrongNumberOfKeys)?;
+    let weights_at = if call.argc() == after_sources {
+        None
+    } else if after_sources < call.argc() && parse::is_keyword(call.arg(after_sources), "WEIGHTS") {
+        if call.argc() != after_sources + 1 + count {
+            return Err(CommandError::CmsWrongNumberOfKeysAndWeights);
+        }
+        Some(after_sources + 1)
+    } else {
+        return Err(CommandError::CmsWrongNumberOfKeys);
+    };
+    let mut sources = Vec::with_capacity(count);
+    for index in 0..count {
+        let weight = match weights_at {
+            Some(first_weight) => {
+                parse::integer(call.arg(first_weight + index)).ok_or(CommandError::CmsInvalidWeight)?
+            }
+            None => 1,
+        };
+        let key = call.open_key_at(first_source + index).ok_or(CommandError::CmsWrongNumberOfKeys)?;
+        let is_destination = key.holds_same_value_as(&destination);
+        if !is_destination {
+            let source = key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+            let target = destination.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+            if !source.same_dimensions(target) {
+                return Err(CommandError::CmsDimensionsDiffer);
+            }
+        }
+        sources.push((key, is_destination, weight));
+    }
+    let mut merged = Vec::with_capacity(count);
+    for (key, is_destination, weight) in &sources {
+        let source = if *is_destination {
+            MergeSource::Destination
+        } else {
+            MergeSource::Sketch(key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?)
+        };
+        merged.push((source, *weight));
+    }
+    let sketch = destination.get_mut::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    sketch.merge(&merged).map_err(|error| match error {
+        MergeError::Dimensions => CommandError::CmsDimensionsDiffer,
+        MergeError::Overflow => CommandError::CmsMergeOverflow,
+    })?;
+    call.replicate_verbatim();
+    call.notify(c"cms.merge");
+    call.reply_ok();
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! The callbacks of the sketch types (Count-Min, Top-K, t-digest): one generic set over the
+//! core's [`Persistent`] trait, since each sketch is one RDB record in RedisBloom's layout.
+//!
+//! - RDB save and load go through the checked readers of `datatype`.
+//! - The AOF gets `RESTORE key 0 payload`, the payload DUMP would give: what RedisBloom writes
+//!   for these types, so an AOF of either module replays on the other.
+//! - The digest covers the whole record, so two values digest alike exactly when a save
+//!   would write the same bytes (RedisBloom answers one constant for every key).
+
+use super::datatype::{describe, guarded, load_budget, loaded, stored_value_methods, RdbReader, StoredValue};
+use redbloom_core::decode::{Persistent, RdbSink, Record};
+use redbloom_core::dump_payload::dump_payload;
+use redis_module::raw;
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
+/// A sketch as Redis stores it.
+pub trait StoredSketch: Persistent + StoredValue {
+    /// The data type's name, RedisBloom's: nine characters.
+    const TYPE_NAME: &'static str;
+}
+
+/// The methods struct of sketch type `V`.
+pub const fn sketch_methods<V: StoredSketch>() -> raw::RedisModuleTypeMethods {
+    stored_value_methods::<V>(
+        Some(rdb_load::<V>),
+        Some(rdb_save::<V>),
+        Some(aof_rewrite::<V>),
+        Some(mem_usage::<V>),
+        Some(digest::<V>),
+    )
+}
+
+/// # Safety
+/// `value` is a pointer this module stored for type `V`: a live `Box<V>`.
+unsafe fn sketch_ref<'a, V>(value: *const c_void) -> &'a V {
+    unsafe { &*value.cast::<V>() }
+}
+
+extern "C" fn rdb_load<V: StoredSketch>(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
+    guarded(format_args!("{} rdb_load", V::KIND), ptr::null_mut(), || {
+        let value = V::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb));
+        loaded(value.map_err(|error| describe(error, &format!("{}, encoding version {encoding_version}", V::KIND))))
+    })
+}
+
+/// Writes each value of a record with the RDB calls.
+struct RdbWriter(*mut raw::RedisModuleIO);
+
+// SAFETY (all four): a live IO handle for the callback; the functions were set at load.
+impl RdbSink for RdbWriter {
+    fn unsigned(&mut self, value: u64) {
+        unsafe { raw::RedisModule_SaveUnsigned.map(|f| f(self.0, value)) };
+    }
+    fn signed(&mut self, value: i64) {
+        unsafe { raw::RedisModule_SaveSigned.map(|f| f(self.0, value)) };
+    }
+    fn double(&mut self, value: f64) {
+        unsafe { raw::RedisModule_SaveDouble.map(|f| f(self.0, value)) };
+    }
+    fn bytes(&mut self, value: &[u8]) {
+        unsafe { raw::RedisModule_SaveStringBuffer.map(|f| f(self.0, value.as_ptr().cast(), value.len())) };
+    }
+}
+
+extern "C" fn rdb_save<V: StoredSketch>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    guarded(format_args!("{} rdb_save", V::KIND), (), || {
+        // SAFETY: Redis hands back a value of this type.
+        unsafe { sketch_ref::<V>(value) }.save_rdb(&mut RdbWriter(rdb));
+    });
+}
+
+extern "C" fn aof_rewrite<V: StoredSketch>(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    guarded(format_args!("{} aof_rewrite", V::KIND), (), || {
+        let mut record = Record::default();
+        // SAFETY: as in rdb_save.
+        unsafe { sketch_ref::<V>(value) }.save_rdb(&mut record);
+        let Some(payload) = dump_payload(V::TYPE_NAME, V::ENCODING_VERSION, &record) else {
+            return;
+        };
+        // SAFETY: a live AOF handle and key for the rewrite callback; "slb" takes the key, an
+        // integer (no TTL: the rewrite writes a key's expiry after it) and a buffer.
+        unsafe {
+            if let Some(emit) = raw::RedisModule_EmitAOF {
+                emit(aof, c"RESTORE".as_ptr(), c"slb".as_ptr(), key, 0i64, payload.as_ptr(), payload.len());
+            }
+        }
+    });
+}
+
+extern "C" fn mem_usage<V: StoredSketch>(value: *const c_void) -> usize {
+    // SAFETY: as in rdb_save.
+    guarded(format_args!("{} mem_usage", V::KIND), 0, || unsafe { sketch_ref::<V>(value) }.memory_bytes())
+}
+
+/// Feeds each value of a record to a digest, tagged by kind so that no two records of
+/// different values digest alike.
+struct DigestWriter(*mut raw::RedisModuleDigest);
+
+impl DigestWriter {
+    fn add(&mut self, tag: u8, bytes: &[u8]) {
+        // SAFETY: a live digest handle for the callback.
+        unsafe {
+            if let Some(add) = raw::RedisModule_DigestAddStringBuffer {
+                add(self.0, [tag].as_ptr().cast_mut().cast(), 1);
+                add(self.0, bytes.as_ptr().cast_mut().cast(), bytes.len());
+            }
+        }
+    }
+}
+
+impl RdbSink for DigestWriter {
+    fn unsigned(&mut self, value: u64) {
+        self.add(b'u', &value.to_le_bytes());
+    }
+    fn signed(&mut self, value: i64) {
+        self.add(b's', &value.to_le_bytes());
+    }
+    fn double(&mut self, value: f64) {
+        self.add(b'd', &value.to_le_bytes());
+    }
+    fn bytes(&mut self, value: &[u8]) {
+        self.add(b'b', value);
+    }
+}
+
+extern "C" fn digest<V: StoredSketch>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    guarded(format_args!("{} digest", V::KIND), (), || {
+        // SAFETY: as in rdb_save.
+        unsafe { sketch_ref::<V>(value) }.save_rdb(&mut DigestWriter(md));
+        // SAFETY: a live digest handle.
+        unsafe { raw::RedisModule_DigestEndSequence.map(|end| end(md)) };
+    });
+}
