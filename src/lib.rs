@@ -11,6 +11,7 @@ mod count_min;
 mod cuckoo;
 mod refused_types;
 mod shared;
+mod top_k;
 
 use redis_module::native_types::RedisType;
 use redis_module::{decode_args, raw, Context, RedisString, Status, MODULE_CONTEXT};
@@ -37,15 +38,23 @@ static DATA_TYPES: [&RedisType; 6] = [
     &cuckoo::datatype::CUCKOO_TYPE,
     &cuckoo::datatype::WIDE_CUCKOO_TYPE,
     &count_min::datatype::COUNT_MIN_TYPE,
-    &refused_types::TOP_K_TYPE,
+    &top_k::datatype::TOP_K_TYPE,
     &refused_types::T_DIGEST_TYPE,
 ];
 
-static COMMAND_TABLES: [&[Command]; 3] =
-    [bloom::commands::COMMANDS, cuckoo::commands::COMMANDS, count_min::commands::COMMANDS];
+static COMMAND_TABLES: [&[Command]; 4] = [
+    bloom::commands::COMMANDS,
+    cuckoo::commands::COMMANDS,
+    count_min::commands::COMMANDS,
+    top_k::commands::COMMANDS,
+];
 
-static METRICS: [&Metrics; 3] =
-    [&bloom::datatype::METRICS, &cuckoo::datatype::METRICS, &count_min::datatype::METRICS];
+static METRICS: [&Metrics; 4] = [
+    &bloom::datatype::METRICS,
+    &cuckoo::datatype::METRICS,
+    &count_min::datatype::METRICS,
+    &top_k::datatype::METRICS,
+];
 
 /// Called by Redis on `loadmodule`.
 ///

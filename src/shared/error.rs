@@ -9,6 +9,7 @@ use redbloom_core::bloom::encoding::ChunkError;
 use redbloom_core::bloom::FilterError;
 use redbloom_core::cuckoo::CuckooError;
 use redbloom_core::decode::DecodeError;
+use redbloom_core::top_k::Parameter;
 use std::ffi::CStr;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +80,13 @@ pub enum CommandError {
     CmsInvalidWeight,
     CmsDimensionsDiffer,
     CmsMergeOverflow,
+    /// TOPK.*: RedisBloom's texts (`docs/topk-commands.md`).
+    TopKKeyExists,
+    TopKKeyMissing,
+    TopKInvalid(Parameter),
+    TopKInsufficientMemory,
+    TopKBadIncrement,
+    TopKWithCountExpected,
     /// A bug caught by the panic guard; the server lives on.
     Internal,
 }
@@ -154,6 +162,17 @@ impl CommandError {
             CommandError::CmsInvalidWeight => c"CMS: invalid weight value",
             CommandError::CmsDimensionsDiffer => c"CMS: width/depth is not equal",
             CommandError::CmsMergeOverflow => c"CMS: MERGE overflow",
+            CommandError::TopKKeyExists => c"TopK: key already exists",
+            CommandError::TopKKeyMissing => c"TopK: key does not exist",
+            CommandError::TopKInvalid(Parameter::K) => c"TopK: invalid k",
+            CommandError::TopKInvalid(Parameter::Width) => c"TopK: invalid width",
+            CommandError::TopKInvalid(Parameter::Depth) => c"TopK: invalid depth",
+            CommandError::TopKInvalid(Parameter::Decay) => c"TopK: invalid decay value. must be '<= 1' & '> 0'",
+            CommandError::TopKInsufficientMemory => c"ERR Insufficient memory to create topk data structure",
+            CommandError::TopKBadIncrement => {
+                c"TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000"
+            }
+            CommandError::TopKWithCountExpected => c"WITHCOUNT keyword expected",
             CommandError::Internal => c"ERR internal error in redbloom, see the server log",
         }
     }
@@ -214,5 +233,16 @@ mod tests {
         );
         assert!(text(CommandError::CfMaxIterationsOutOfRange).ends_with(&between(1, u64::from(u16::MAX))));
         assert!(text(CommandError::CfErrorRateTooSmall).contains(&format!("/ {},", u32::MAX)));
+    }
+
+    /// The core states RedisBloom's Top-K texts beside the checks they describe.
+    #[test]
+    fn the_top_k_texts_are_the_cores() {
+        use redbloom_core::top_k::{Parameter, INCREMENT_ERROR};
+        let text = |error: CommandError| error.message().to_string_lossy().into_owned();
+        for parameter in [Parameter::K, Parameter::Width, Parameter::Depth, Parameter::Decay] {
+            assert_eq!(text(CommandError::TopKInvalid(parameter)), parameter.error());
+        }
+        assert_eq!(text(CommandError::TopKBadIncrement), INCREMENT_ERROR);
     }
 }

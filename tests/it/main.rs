@@ -13,3 +13,4 @@ mod in_process;
 mod info_bf;
 mod registration;
 mod safety;
+mod sketches;

@@ -1,0 +1,8 @@
+//! The Top-K type (`TopK-TYPE`) and the TOPK.* commands, over `redbloom_core::top_k`. The
+//! contract they keep is `docs/topk-commands.md`.
+
+mod add;
+pub mod commands;
+pub mod datatype;
+mod query;
+mod reserve;

@@ -1,0 +1,91 @@
+//! The sketches (CMS.*, TOPK.*, TDIGEST.*, RedisBloom's `CMSk-TYPE`, `TopK-TYPE` and
+//! `TDIS-TYPE`) as black boxes, against the contracts in docs/cms-commands.md,
+//! docs/topk-commands.md and docs/tdigest-commands.md.
+//!
+//! Most tests are differential: the same commands go to the real RedisBloom 2.8.2 and to this
+//! module, under both protocols, and every reply must be the same (doubles to within
+//! floating-point noise). Where this module deliberately differs (Top-K's decay, reads that
+//! change nothing, real digests, refused sizes), the test checks this module only, and says so.
+
+mod count_min;
+mod persistence;
+mod switching;
+
+use crate::harness::*;
+use redis::{Connection, Value};
+
+/// One command, as its words.
+pub type Script = Vec<Vec<String>>;
+
+/// Builds a command from its words.
+pub fn words(text: &str) -> Vec<String> {
+    text.split_whitespace().map(str::to_string).collect()
+}
+
+/// Each command's reply on `con`, errors as their text.
+pub fn replies(con: &mut Connection, script: &Script) -> Vec<Result<Value, String>> {
+    script
+        .iter()
+        .map(|command| {
+            let args: Vec<&[u8]> = command.iter().map(String::as_bytes).collect();
+            call_bytes(con, &args)
+        })
+        .collect()
+}
+
+/// The same value, a double read from either a RESP2 bulk string or a RESP3 double allowed to
+/// differ by floating-point noise.
+pub fn same_value(ours: &Value, theirs: &Value) -> bool {
+    let as_double = |value: &Value| match value {
+        Value::Double(number) => Some(*number),
+        Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.parse::<f64>().ok(),
+        _ => None,
+    };
+    match (ours, theirs) {
+        (Value::Array(ours), Value::Array(theirs)) => {
+            ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| same_value(a, b))
+        }
+        (Value::Map(ours), Value::Map(theirs)) => {
+            ours.len() == theirs.len()
+                && ours.iter().zip(theirs).all(|((k1, v1), (k2, v2))| same_value(k1, k2) && same_value(v1, v2))
+        }
+        (Value::Double(_), Value::Double(_)) | (Value::BulkString(_), Value::BulkString(_))
+            if ours != theirs =>
+        {
+            match (as_double(ours), as_double(theirs)) {
+                (Some(a), Some(b)) => close(a, b),
+                _ => false,
+            }
+        }
+        _ => ours == theirs,
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300)
+}
+
+/// Runs `script` on both servers under both protocols (on fresh databases), and asserts that
+/// every reply is RedisBloom's.
+pub fn assert_same_replies(ours: &Server, theirs: &Server, script: &Script) {
+    for protocol in [false, true] {
+        let connect = |server: &Server| if protocol { server.connection_resp3() } else { server.connection() };
+        let (mut mine, mut reference) = (connect(ours), connect(theirs));
+        ok(&mut mine, &["FLUSHALL"]);
+        ok(&mut reference, &["FLUSHALL"]);
+        let (got, expected) = (replies(&mut mine, script), replies(&mut reference, script));
+        for ((command, got), expected) in script.iter().zip(&got).zip(&expected) {
+            let same = match (got, expected) {
+                (Ok(a), Ok(b)) => same_value(a, b),
+                (a, b) => a == b,
+            };
+            assert!(same, "RESP{} {command:?}: redbloom {got:?}, RedisBloom {expected:?}", if protocol { 3 } else { 2 });
+        }
+    }
+}
+
+/// Replies of a command on one server, which must succeed.
+pub fn value(con: &mut Connection, command: &str) -> Value {
+    let args: Vec<&str> = command.split_whitespace().collect();
+    ok(con, &args)
+}

@@ -1,0 +1,145 @@
+//! Switching from RedisBloom and back with all five of its types: an RDB that RedisBloom
+//! 2.8.2 wrote with Bloom filters, cuckoo filters, Count-Min sketches, Top-K lists and
+//! t-digests loads here and answers as RedisBloom answers, before and after the same further
+//! commands on both; this module's RDB loads back into RedisBloom, which then answers as
+//! this module did. Top-K traffic here stays in sketches wide enough that nothing decays, the
+//! only place where RedisBloom's answers are a matter of chance.
+
+use super::{replies, same_value, words, Script};
+use crate::harness::*;
+use redis::Connection;
+
+fn setup(random: &mut Random) -> Script {
+    let mut script: Script = [
+        "BF.RESERVE bf 0.01 1000",
+        "BF.MADD bf a b c",
+        "CF.RESERVE cf 1000",
+        "CF.ADD cf a",
+        "CMS.INITBYDIM cms 500 4",
+        "CMS.INITBYPROB cms:prob 0.01 0.001",
+        "TOPK.RESERVE topk 5 2000 5 0.9",
+        "TOPK.RESERVE topk:defaults 3",
+        "TDIGEST.CREATE td",
+        "TDIGEST.CREATE td:small COMPRESSION 30",
+        "TDIGEST.CREATE td:merged COMPRESSION 200",
+    ]
+    .iter()
+    .map(|line| words(line))
+    .collect();
+    script.extend(traffic(random));
+    script.push(words("TDIGEST.MERGE td:merged 2 td td:small"));
+    script
+}
+
+/// Writes to every key.
+fn traffic(random: &mut Random) -> Script {
+    let mut script = Script::new();
+    for _ in 0..20 {
+        let mut cms = words("CMS.INCRBY cms");
+        let mut prob = words("CMS.INCRBY cms:prob");
+        let mut topk = words("TOPK.ADD topk");
+        let mut td = words("TDIGEST.ADD td");
+        let mut small = words("TDIGEST.ADD td:small");
+        for _ in 0..25 {
+            let item = format!("i{}", random.below(12).pow(2));
+            cms.extend([item.clone(), random.below(9).to_string()]);
+            prob.extend([item.clone(), "1".to_string()]);
+            topk.push(item);
+            td.push(format!("{}.{}", random.below(500), random.below(1000)));
+            small.push(format!("{}", random.below(1_000_000)));
+        }
+        script.extend([cms, prob, topk, td, small]);
+    }
+    script.push(words("TOPK.INCRBY topk:defaults x 10 y 5 z 1"));
+    script.push(words("TDIGEST.ADD td:merged 5 6 7"));
+    script
+}
+
+fn reads() -> Script {
+    [
+        "BF.MEXISTS bf a b c d",
+        "CF.EXISTS cf a",
+        "CMS.INFO cms",
+        "CMS.INFO cms:prob",
+        "CMS.QUERY cms i0 i1 i4 i9 i16 i121 none",
+        "CMS.QUERY cms:prob i0 i1 i4 i9 i16 i121 none",
+        "TOPK.INFO topk",
+        "TOPK.INFO topk:defaults",
+        "TOPK.LIST topk WITHCOUNT",
+        "TOPK.LIST topk:defaults WITHCOUNT",
+        "TOPK.QUERY topk i0 i1 i4 i100 none",
+        "TOPK.COUNT topk i0 i1 i4 i100 none",
+        "TDIGEST.INFO td:merged",
+        "TDIGEST.QUANTILE td 0 0.001 0.1 0.25 0.5 0.75 0.9 0.999 1",
+        "TDIGEST.QUANTILE td:small 0.3 0.6",
+        "TDIGEST.QUANTILE td:merged 0.05 0.5 0.95",
+        "TDIGEST.CDF td 0 10 250.5 499 1000",
+        "TDIGEST.RANK td -1 0 100 250 600",
+        "TDIGEST.REVRANK td -1 0 100 250 600",
+        "TDIGEST.BYRANK td 0 1 10 100 1000000",
+        "TDIGEST.BYREVRANK td 0 1 10 100 1000000",
+        "TDIGEST.TRIMMED_MEAN td 0.1 0.9",
+        "TDIGEST.TRIMMED_MEAN td:merged 0 1",
+        "TDIGEST.MIN td:small",
+        "TDIGEST.MAX td:small",
+    ]
+    .iter()
+    .map(|line| words(line))
+    .collect()
+}
+
+fn run(con: &mut Connection, script: &Script) {
+    for (command, reply) in script.iter().zip(replies(con, script)) {
+        assert!(reply.is_ok(), "{command:?}: {reply:?}");
+    }
+}
+
+fn assert_same(ours: &mut Connection, theirs: &mut Connection, moment: &str) {
+    let script = reads();
+    for ((command, got), expected) in script.iter().zip(replies(ours, &script)).zip(replies(theirs, &script)) {
+        let same = match (&got, &expected) {
+            (Ok(a), Ok(b)) => same_value(a, b),
+            _ => false,
+        };
+        assert!(same, "{moment}: {command:?}: redbloom {got:?}, RedisBloom {expected:?}");
+    }
+}
+
+/// A RedisBloom server started on a copy of `from`'s RDB.
+fn redisbloom_loading(from: &Server) -> Server {
+    let mut server = Server::prepared(redisbloom_path(), &[], &[]);
+    server.take_file(from, "dump.rdb");
+    server.launch();
+    server
+}
+
+/// RedisBloom's t-digest reads merge its buffer, which changes what later writes build: each
+/// comparison after more writes is made with a RedisBloom that loaded the same RDB and has
+/// answered no read since (this module's reads change nothing, so it needs no such care).
+#[test]
+fn a_redisbloom_rdb_with_all_five_types_switches_both_ways() {
+    let mut random = Random::seeded();
+    let (setup, second, third) = (setup(&mut random), traffic(&mut random), traffic(&mut random));
+    let redisbloom = Server::start_redisbloom(&[]);
+    run(&mut redisbloom.connection(), &setup);
+    ok(&mut redisbloom.connection(), &["SAVE"]);
+
+    let mut redbloom = Server::prepared(module_path(), &[], &[]);
+    redbloom.take_file(&redisbloom, "dump.rdb");
+    redbloom.launch();
+    let mut ours = redbloom.connection();
+    assert_same(&mut ours, &mut redisbloom.connection(), "loaded from RedisBloom's RDB");
+    let unread = redisbloom_loading(&redisbloom);
+    run(&mut ours, &second);
+    run(&mut unread.connection(), &second);
+    assert_same(&mut ours, &mut unread.connection(), "after the same commands on both");
+
+    // Back: this module's RDB into a fresh RedisBloom.
+    ok(&mut ours, &["SAVE"]);
+    let returned = redisbloom_loading(&redbloom);
+    assert_same(&mut ours, &mut returned.connection(), "this module's RDB loaded into RedisBloom");
+    let unread = redisbloom_loading(&redbloom);
+    run(&mut ours, &third);
+    run(&mut unread.connection(), &third);
+    assert_same(&mut ours, &mut unread.connection(), "after the same commands on both, again");
+}
