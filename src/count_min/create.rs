@@ -36,14 +36,14 @@ pub fn by_probability(call: &Call) -> Result<(), CommandError> {
     })
 }
 
-/// Both commands: an existing key is refused before the arguments are read, as RedisBloom
-/// does; a sketch beyond `bf.max-filter-bytes` is refused before anything is allocated.
+/// Both commands: an existing key, of any type, is refused before the arguments are read, as
+/// RedisBloom does; a sketch beyond `bf.max-filter-bytes` is refused before anything is allocated.
 fn create(
     call: &Call,
     dimensions_of: impl FnOnce(&[u8], &[u8]) -> Result<(u64, u64), InitError>,
 ) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    if key.get::<CountMinSketch>()?.is_some() {
+    if !matches!(key.get::<CountMinSketch>(), Ok(None)) {
         return Err(CommandError::CmsKeyExists);
     }
     let (width, depth) = dimensions_of(call.arg(2), call.arg(3))?;

@@ -7,9 +7,8 @@ use crate::shared::parse;
 use redbloom_core::count_min::{CountMinSketch, MergeError, MergeSource, SATURATED};
 
 /// CMS.INCRBY key item increment [item increment ...]: every pair is read before anything
-/// changes. A counter that reached its ceiling (2^32 - 1) makes the whole reply RedisBloom's
-/// overflow error, though every increment was applied, as there: so the command is still
-/// replicated.
+/// changes. An item whose counters reached their ceiling (2^32 - 1) is answered RedisBloom's
+/// overflow error, in its place in the array, though its increment was applied, as there.
 pub fn increment(call: &Call) -> Result<(), CommandError> {
     if call.argc() % 2 != 0 {
         return Err(CommandError::WrongArity);
@@ -34,12 +33,13 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     METRICS.count_adds(pairs.len());
     call.replicate_verbatim();
     call.notify(c"cms.incrby");
-    if counts.contains(&SATURATED) {
-        return Err(CommandError::CmsIncrementOverflow);
-    }
     call.reply_array(counts.len());
     for count in counts {
-        call.reply_integer(i64::from(count));
+        if count == SATURATED {
+            call.reply_error(CommandError::CmsIncrementOverflow);
+        } else {
+            call.reply_integer(i64::from(count));
+        }
     }
     Ok(())
 }

@@ -12,14 +12,14 @@ use redbloom_core::top_k::{Parameter, SizeError, TopK, DEFAULT_DECAY, DEFAULT_DE
 /// RENAME or COPY keeps it.)
 const SEED_OF_SEEDS: u64 = 0x746f_706b_5f73_6565;
 
-/// TOPK.RESERVE key k [width depth decay]: an existing key is refused before the arguments
-/// are read, as RedisBloom does.
+/// TOPK.RESERVE key k [width depth decay]: an existing key, of any type, is refused before
+/// the arguments are read, as RedisBloom does.
 pub fn reserve(call: &Call) -> Result<(), CommandError> {
     if call.argc() != 3 && call.argc() != 6 {
         return Err(CommandError::WrongArity);
     }
     let mut key = call.open_key_for_writing();
-    if key.get::<TopK>()?.is_some() {
+    if !matches!(key.get::<TopK>(), Ok(None)) {
         return Err(CommandError::TopKKeyExists);
     }
     let count = |index: usize, parameter: Parameter| {
