@@ -9,8 +9,8 @@
 mod bloom;
 mod count_min;
 mod cuckoo;
-mod refused_types;
 mod shared;
+mod t_digest;
 mod top_k;
 
 use redis_module::native_types::RedisType;
@@ -39,21 +39,23 @@ static DATA_TYPES: [&RedisType; 6] = [
     &cuckoo::datatype::WIDE_CUCKOO_TYPE,
     &count_min::datatype::COUNT_MIN_TYPE,
     &top_k::datatype::TOP_K_TYPE,
-    &refused_types::T_DIGEST_TYPE,
+    &t_digest::datatype::T_DIGEST_TYPE,
 ];
 
-static COMMAND_TABLES: [&[Command]; 4] = [
+static COMMAND_TABLES: [&[Command]; 5] = [
     bloom::commands::COMMANDS,
     cuckoo::commands::COMMANDS,
     count_min::commands::COMMANDS,
     top_k::commands::COMMANDS,
+    t_digest::commands::COMMANDS,
 ];
 
-static METRICS: [&Metrics; 4] = [
+static METRICS: [&Metrics; 5] = [
     &bloom::datatype::METRICS,
     &cuckoo::datatype::METRICS,
     &count_min::datatype::METRICS,
     &top_k::datatype::METRICS,
+    &t_digest::datatype::METRICS,
 ];
 
 /// Called by Redis on `loadmodule`.

@@ -87,6 +87,29 @@ pub enum CommandError {
     TopKInsufficientMemory,
     TopKBadIncrement,
     TopKWithCountExpected,
+    /// TDIGEST.*: RedisBloom's texts (`docs/tdigest-commands.md`).
+    TDigestKeyExists,
+    TDigestKeyMissing,
+    TDigestWrongKeyword,
+    TDigestBadCompression,
+    TDigestCompressionNotPositive,
+    TDigestAllocationFailed,
+    TDigestMergeAllocationFailed,
+    TDigestBadValue,
+    TDigestValueNotFinite,
+    TDigestOverflow,
+    TDigestBadNumkeys,
+    TDigestNumkeysNotPositive,
+    TDigestBadQuantile,
+    TDigestQuantileOutOfRange,
+    TDigestBadCdf,
+    TDigestBadRankValue,
+    TDigestBadRank,
+    TDigestNegativeRank,
+    TDigestBadLowCut,
+    TDigestBadHighCut,
+    TDigestCutsOutOfRange,
+    TDigestCutsOutOfOrder,
     /// A bug caught by the panic guard; the server lives on.
     Internal,
 }
@@ -173,6 +196,34 @@ impl CommandError {
                 c"TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000"
             }
             CommandError::TopKWithCountExpected => c"WITHCOUNT keyword expected",
+            CommandError::TDigestKeyExists => c"ERR T-Digest: key already exists",
+            CommandError::TDigestKeyMissing => c"ERR T-Digest: key does not exist",
+            CommandError::TDigestWrongKeyword => c"ERR T-Digest: wrong keyword",
+            CommandError::TDigestBadCompression => c"ERR T-Digest: error parsing compression parameter",
+            CommandError::TDigestCompressionNotPositive => {
+                c"ERR T-Digest: compression parameter needs to be a positive integer"
+            }
+            CommandError::TDigestAllocationFailed => c"ERR T-Digest: allocation failed",
+            CommandError::TDigestMergeAllocationFailed => c"ERR T-Digest: allocation of destination digest failed",
+            CommandError::TDigestBadValue => c"ERR T-Digest: error parsing val parameter",
+            CommandError::TDigestValueNotFinite => c"ERR T-Digest: val parameter needs to be a finite number",
+            CommandError::TDigestOverflow => c"ERR T-Digest: overflow detected",
+            CommandError::TDigestBadNumkeys => c"ERR T-Digest: error parsing numkeys",
+            CommandError::TDigestNumkeysNotPositive => c"ERR T-Digest: numkeys needs to be a positive integer",
+            CommandError::TDigestBadQuantile => c"ERR T-Digest: error parsing quantile",
+            CommandError::TDigestQuantileOutOfRange => c"ERR T-Digest: quantile should be in [0,1]",
+            CommandError::TDigestBadCdf => c"ERR T-Digest: error parsing cdf",
+            CommandError::TDigestBadRankValue => c"ERR T-Digest: error parsing value",
+            CommandError::TDigestBadRank => c"ERR T-Digest: error parsing rank",
+            CommandError::TDigestNegativeRank => c"ERR T-Digest: rank needs to be non negative",
+            CommandError::TDigestBadLowCut => c"ERR T-Digest: error parsing low_cut_percentile",
+            CommandError::TDigestBadHighCut => c"ERR T-Digest: error parsing high_cut_percentile",
+            CommandError::TDigestCutsOutOfRange => {
+                c"ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]"
+            }
+            CommandError::TDigestCutsOutOfOrder => {
+                c"ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile"
+            }
             CommandError::Internal => c"ERR internal error in redbloom, see the server log",
         }
     }

@@ -8,6 +8,7 @@
 //! change nothing, real digests, refused sizes), the test checks this module only, and says so.
 
 mod count_min;
+mod hostile;
 mod top_k;
 mod persistence;
 mod switching;

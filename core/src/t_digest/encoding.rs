@@ -1,0 +1,176 @@
+//! The RDB record of `TDIS-TYPE`, RedisBloom's, encoding version 0 (the only one it has
+//! written, from its first t-digest to 2.8 and since): compression, minimum and maximum as
+//! doubles; capacity, merged nodes, unmerged nodes and total compressions as signed values;
+//! merged and unmerged weight as doubles; then the merged centroids' means, then their
+//! weights, as doubles. RedisBloom compresses before it saves, so the buffer is not written:
+//! only its count and weight, which its loader keeps beside zeroed nodes.
+//!
+//! RedisBloom 2.8 checks nothing it loads (it trusts the capacity and the node counts to
+//! index its arrays); this checks every field before it allocates or trusts it:
+//!
+//! - the compression an integer from 1 to [`MAX_COMPRESSION`], the capacity its
+//!   `6 * compression + 10`, the nodes within the budget and the capacity;
+//! - bounds and means finite, weights integers from 0 (RedisBloom before 2.4 kept fractional
+//!   weights, which 2.8 truncates on load, as this does) below 2^63, the centroids' weights
+//!   adding up to no more than the merged weight, and both weights to no more than `i64::MAX`;
+//! - a buffer only where RedisBloom leaves one, in a digest of one observation or less.
+//!
+//! [`MAX_COMPRESSION`]: super::MAX_COMPRESSION
+
+use super::digest::{capacity_for, memory_for, try_vec, TDigest, MAX_COMPRESSION};
+use super::Centroid;
+use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
+
+/// 2^63: weights and counts are below it.
+const WEIGHT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
+impl Persistent for TDigest {
+    const ENCODING_VERSION: i32 = 0;
+
+    fn load_rdb(
+        encoding_version: i32,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<Self, DecodeError> {
+        if encoding_version != Self::ENCODING_VERSION {
+            return Err(DecodeError::Malformed("an encoding version RedisBloom never wrote"));
+        }
+        let compression = source.double()?;
+        if !(compression >= 1.0 && compression.fract() == 0.0) {
+            return Err(DecodeError::Malformed("a compression that is not a positive integer"));
+        }
+        if compression > MAX_COMPRESSION as f64 {
+            return Err(DecodeError::TooLarge);
+        }
+        let compression = compression as u64;
+        let capacity = capacity_for(compression).ok_or(DecodeError::TooLarge)?;
+        if memory_for(capacity) > max_bytes {
+            return Err(DecodeError::TooLarge);
+        }
+        let (min, max) = (source.double()?, source.double()?);
+        if !(min.is_finite() && max.is_finite()) {
+            return Err(DecodeError::Malformed("a minimum or maximum that is not finite"));
+        }
+        if usize::try_from(source.signed()?).ok() != Some(capacity) {
+            return Err(DecodeError::Malformed("a capacity other than 6 * compression + 10"));
+        }
+        let merged_nodes = count(source.signed()?)?;
+        let unmerged_nodes = count(source.signed()?)?;
+        if merged_nodes.checked_add(unmerged_nodes).is_none_or(|nodes| nodes > capacity) {
+            return Err(DecodeError::Malformed("more nodes than the capacity"));
+        }
+        let total_compressions = source.signed()?;
+        if total_compressions < 0 {
+            return Err(DecodeError::Malformed("a negative count of compressions"));
+        }
+        let merged_weight = weight(source.double()?)?;
+        let unmerged_weight = weight(source.double()?)?;
+        let observations = merged_weight
+            .checked_add(unmerged_weight)
+            .ok_or(DecodeError::Malformed("more observations than a 64-bit count holds"))?;
+        if unmerged_nodes > 0 && observations > 1 {
+            return Err(DecodeError::Malformed("a buffer in a digest RedisBloom would have compressed"));
+        }
+        if unmerged_nodes == 0 && unmerged_weight > 0 {
+            return Err(DecodeError::Malformed("an unmerged weight without unmerged nodes"));
+        }
+        let mut nodes = try_vec(capacity).map_err(|_| DecodeError::OutOfMemory)?;
+        for _ in 0..merged_nodes {
+            let mean = source.double()?;
+            if !mean.is_finite() {
+                return Err(DecodeError::Malformed("a centroid's mean that is not finite"));
+            }
+            nodes.push(Centroid { mean, weight: 0 });
+        }
+        let mut centroids_weight: i64 = 0;
+        for node in &mut nodes {
+            node.weight = weight(source.double()?)?;
+            centroids_weight = centroids_weight.saturating_add(node.weight);
+        }
+        if centroids_weight > merged_weight {
+            return Err(DecodeError::Malformed("centroids weighing more than the merged weight"));
+        }
+        if unmerged_nodes == 1 && unmerged_weight == 1 && min == max {
+            // RedisBloom saves a single observation as a count and a weight, and loads it as a
+            // node of mean 0 and weight 0: the value is lost there. The bounds still hold it.
+            nodes.push(Centroid { mean: min, weight: 1 });
+        } else {
+            nodes.resize(merged_nodes + unmerged_nodes, Centroid { mean: 0.0, weight: 0 });
+        }
+        Ok(TDigest {
+            compression,
+            capacity,
+            min,
+            max,
+            nodes,
+            merged_nodes,
+            merged_weight,
+            unmerged_weight,
+            total_compressions,
+            read_view: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// RedisBloom compresses the digest before it saves; this saves the digest compressed
+    /// and leaves the stored one as it is, so that a save is a read.
+    ///
+    /// A compressed copy needs memory; without it, every node is written as a merged one,
+    /// sorted or not. Nothing is lost, and the next add's compression, which sorts the whole
+    /// array, puts the answers right; until then they come from unsorted centroids.
+    fn save_rdb(&self, sink: &mut impl RdbSink) {
+        let (nodes, merged_nodes, merged_weight, unmerged_weight, total_compressions) =
+            match self.compressed() {
+                Ok(digest) => (
+                    digest.nodes,
+                    digest.merged_nodes,
+                    digest.merged_weight,
+                    digest.unmerged_weight,
+                    digest.total_compressions,
+                ),
+                Err(_) => (
+                    std::borrow::Cow::Borrowed(self.nodes.as_slice()),
+                    self.nodes.len(),
+                    self.observations(),
+                    0,
+                    self.total_compressions,
+                ),
+            };
+        let merged = nodes.get(..merged_nodes).unwrap_or_default();
+        sink.double(self.compression as f64);
+        sink.double(self.min);
+        sink.double(self.max);
+        sink.signed(self.capacity as i64);
+        sink.signed(merged_nodes as i64);
+        sink.signed((nodes.len() - merged_nodes) as i64);
+        sink.signed(total_compressions);
+        sink.double(merged_weight as f64);
+        sink.double(unmerged_weight as f64);
+        for node in merged {
+            sink.double(node.mean);
+        }
+        for node in merged {
+            sink.double(node.weight as f64);
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        memory_for(self.capacity)
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        self.try_copy().ok()
+    }
+}
+
+fn count(value: i64) -> Result<usize, DecodeError> {
+    usize::try_from(value).map_err(|_| DecodeError::Malformed("a negative count of nodes"))
+}
+
+/// A weight as RedisBloom 2.8 loads it: a double cast to `long long`, which truncates.
+fn weight(value: f64) -> Result<i64, DecodeError> {
+    if (0.0..WEIGHT_LIMIT).contains(&value) {
+        Ok(value as i64)
+    } else {
+        Err(DecodeError::Malformed("a weight that is negative, not finite, or beyond 2^63"))
+    }
+}

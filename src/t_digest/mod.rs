@@ -1,0 +1,8 @@
+//! The t-digest type (`TDIS-TYPE`) and the TDIGEST.* commands, over `redbloom_core::t_digest`.
+//! The contract they keep is `docs/tdigest-commands.md`.
+
+pub mod commands;
+pub mod datatype;
+mod parse;
+mod query;
+mod update;

@@ -1,0 +1,159 @@
+//! The TDIGEST.* reads: MIN, MAX, QUANTILE, CDF, RANK, REVRANK, BYRANK, BYREVRANK,
+//! TRIMMED_MEAN and INFO. Each checks its key before its arguments, as RedisBloom does, and
+//! changes nothing (RedisBloom merges the digest's buffer on reads).
+
+use super::datatype::METRICS;
+use super::parse;
+use crate::shared::call::Call;
+use crate::shared::error::CommandError;
+use crate::shared::keyspace::Key;
+use redbloom_core::t_digest::TDigest;
+
+fn digest_of(key: &Key) -> Result<&TDigest, CommandError> {
+    key.get::<TDigest>()?.ok_or(CommandError::TDigestKeyMissing)
+}
+
+fn reply_doubles(call: &Call, values: &[f64]) {
+    call.reply_array(values.len());
+    for &value in values {
+        call.reply_double(value);
+    }
+}
+
+/// TDIGEST.MIN key.
+pub fn min(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    call.reply_double(digest_of(&key)?.min());
+    Ok(())
+}
+
+/// TDIGEST.MAX key.
+pub fn max(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    call.reply_double(digest_of(&key)?.max());
+    Ok(())
+}
+
+/// The arguments from position 2 on, each read by `read`, stopping at the first refused.
+fn arguments<T>(call: &Call, read: impl Fn(&[u8]) -> Result<T, CommandError>) -> Result<Vec<T>, CommandError> {
+    call.args_from(2).map(read).collect()
+}
+
+/// TDIGEST.QUANTILE key quantile [quantile ...].
+pub fn quantile(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let digest = digest_of(&key)?;
+    let quantiles = arguments(call, |text| {
+        let quantile = parse::double(text).ok_or(CommandError::TDigestBadQuantile)?;
+        if (0.0..=1.0).contains(&quantile) { Ok(quantile) } else { Err(CommandError::TDigestQuantileOutOfRange) }
+    })?;
+    let values = digest.quantiles(&quantiles).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    METRICS.count_lookups(values.len(), 0);
+    reply_doubles(call, &values);
+    Ok(())
+}
+
+/// TDIGEST.CDF key value [value ...].
+pub fn cdf(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let digest = digest_of(&key)?;
+    let values = arguments(call, |text| parse::double(text).ok_or(CommandError::TDigestBadCdf))?;
+    let fractions = digest.cdfs(&values).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    METRICS.count_lookups(values.len(), 0);
+    reply_doubles(call, &fractions);
+    Ok(())
+}
+
+/// TDIGEST.RANK key value [value ...].
+pub fn rank(call: &Call) -> Result<(), CommandError> {
+    ranks(call, TDigest::ranks)
+}
+
+/// TDIGEST.REVRANK key value [value ...].
+pub fn rev_rank(call: &Call) -> Result<(), CommandError> {
+    ranks(call, TDigest::rev_ranks)
+}
+
+fn ranks(
+    call: &Call,
+    of: fn(&TDigest, &[f64]) -> Result<Vec<i64>, redbloom_core::bytes::AllocationFailed>,
+) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let digest = digest_of(&key)?;
+    let values = arguments(call, |text| parse::double(text).ok_or(CommandError::TDigestBadRankValue))?;
+    let ranks = of(digest, &values).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    METRICS.count_lookups(values.len(), 0);
+    call.reply_array(ranks.len());
+    for rank in ranks {
+        call.reply_integer(rank);
+    }
+    Ok(())
+}
+
+/// TDIGEST.BYRANK key rank [rank ...].
+pub fn by_rank(call: &Call) -> Result<(), CommandError> {
+    by_ranks(call, TDigest::by_ranks)
+}
+
+/// TDIGEST.BYREVRANK key rank [rank ...].
+pub fn by_rev_rank(call: &Call) -> Result<(), CommandError> {
+    by_ranks(call, TDigest::by_rev_ranks)
+}
+
+fn by_ranks(
+    call: &Call,
+    of: fn(&TDigest, &[u64]) -> Result<Vec<f64>, redbloom_core::bytes::AllocationFailed>,
+) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let digest = digest_of(&key)?;
+    let ranks = arguments(call, |text| {
+        let rank = crate::shared::parse::integer(text).ok_or(CommandError::TDigestBadRank)?;
+        u64::try_from(rank).map_err(|_| CommandError::TDigestNegativeRank)
+    })?;
+    let values = of(digest, &ranks).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    METRICS.count_lookups(ranks.len(), 0);
+    reply_doubles(call, &values);
+    Ok(())
+}
+
+/// TDIGEST.TRIMMED_MEAN key low_cut_percentile high_cut_percentile.
+pub fn trimmed_mean(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let digest = digest_of(&key)?;
+    let low = parse::double(call.arg(2)).ok_or(CommandError::TDigestBadLowCut)?;
+    let high = parse::double(call.arg(3)).ok_or(CommandError::TDigestBadHighCut)?;
+    if !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
+        return Err(CommandError::TDigestCutsOutOfRange);
+    }
+    if low >= high {
+        return Err(CommandError::TDigestCutsOutOfOrder);
+    }
+    let mean = digest.trimmed_mean(low, high).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    METRICS.count_lookups(1, 0);
+    call.reply_double(mean);
+    Ok(())
+}
+
+/// TDIGEST.INFO key: nine pairs, a flat array under RESP2 and a map under RESP3, of the digest
+/// as stored (RedisBloom's shows what its last read left).
+pub fn info(call: &Call) -> Result<(), CommandError> {
+    let key = call.open_key();
+    let info = digest_of(&key)?.info();
+    let fields = [
+        (c"Compression", info.compression as i64),
+        (c"Capacity", info.capacity as i64),
+        (c"Merged nodes", info.merged_nodes as i64),
+        (c"Unmerged nodes", info.unmerged_nodes as i64),
+        (c"Merged weight", info.merged_weight),
+        (c"Unmerged weight", info.unmerged_weight),
+        (c"Observations", info.observations),
+        (c"Total compressions", info.total_compressions),
+        (c"Memory usage", info.memory_usage as i64),
+    ];
+    call.reply_map(fields.len());
+    for (label, value) in fields {
+        call.reply_simple(label);
+        call.reply_integer(value);
+    }
+    Ok(())
+}
