@@ -148,7 +148,7 @@ bench: build peers
 # Fuzzes every decoder and parser for FUZZ_SECONDS each (cargo-fuzz, libFuzzer). Stable Rust
 # is enough: RUSTC_BOOTSTRAP lets it take the sanitizer flags cargo-fuzz passes.
 FUZZ_SECONDS ?= 120
-FUZZ_TARGETS := header chunks arguments operations redisbloom_rdb cuckoo
+FUZZ_TARGETS := header chunks arguments operations redisbloom_rdb cuckoo sketches
 fuzz: deps
 	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 	@for target in $(FUZZ_TARGETS); do \

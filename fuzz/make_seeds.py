@@ -1,12 +1,21 @@
 #!/usr/bin/env python3
-"""Writes the fuzz targets' seed corpora from a running server with the module loaded.
+"""Writes the fuzz targets' seed corpora from a running server with the module loaded, and
+the sketches target's from RedisBloom 2.8.2, which it starts itself.
 
-usage: python3 fuzz/make_seeds.py PORT   (from the repository's root)
+usage (from the repository's root):
+  python3 fuzz/make_seeds.py PORT          every target's seeds
+  python3 fuzz/make_seeds.py --sketches    only the sketches target's
+
+RedisBloom is loaded from $REDISBLOOM_PATH (`make peers` fetches it), else
+target/peers/redisbloom-2.8.2.so, into the system's redis-server.
 """
 import os
 import socket
 import struct
+import subprocess
 import sys
+import tempfile
+import time
 
 
 def command(sock, *args):
@@ -186,5 +195,228 @@ def main(port):
         write("arguments", name, line.replace(" ", "\0").encode())
 
 
+# The sketches target's input: a mode byte per type, the encoding version, then tagged values.
+SKETCH_MODES = {"CMSk-TYPE": 0, "TopK-TYPE": 1, "TDIS-TYPE": 2}
+SKETCH_TAGS = {"unsigned": 0, "signed": 1, "double": 2, "string": 3}
+MODULE_NAME_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+class Payload:
+    """A DUMP payload, read as Redis's RDB reads a module value."""
+
+    def __init__(self, data):
+        self.data, self.at = data, 0
+
+    def take(self, n):
+        if self.at + n > len(self.data):
+            raise ValueError("payload cut short")
+        self.at += n
+        return self.data[self.at - n:self.at]
+
+    def length(self):
+        """An RDB length, or (None, encoding) for a string's special encoding."""
+        first = self.take(1)[0]
+        kind = first >> 6
+        if kind == 0:
+            return first & 0x3F
+        if kind == 1:
+            return ((first & 0x3F) << 8) | self.take(1)[0]
+        if first == 0x80:
+            return struct.unpack(">I", self.take(4))[0]
+        if first == 0x81:
+            return struct.unpack(">Q", self.take(8))[0]
+        if kind == 3:
+            return (None, first & 0x3F)
+        raise ValueError(f"unknown length marker {first:#x}")
+
+    def number(self):
+        value = self.length()
+        if isinstance(value, tuple):
+            raise ValueError("a special encoding where a number was")
+        return value
+
+    def string(self):
+        length = self.length()
+        if not isinstance(length, tuple):
+            return self.take(length)
+        encoding = length[1]
+        if encoding in (0, 1, 2):  # integers Redis saved as such: 8, 16, 32 bits
+            size = 1 << encoding
+            return str(int.from_bytes(self.take(size), "little", signed=True)).encode()
+        if encoding == 3:
+            compressed, size = self.number(), self.number()
+            return lzf_decompress(self.take(compressed), size)
+        raise ValueError(f"unknown string encoding {encoding}")
+
+
+def lzf_decompress(data, size):
+    """LZF, as Redis compresses strings longer than 20 bytes when rdbcompression is on."""
+    out, at = bytearray(), 0
+    while at < len(data):
+        control = data[at]
+        at += 1
+        if control < 32:  # a literal run of control + 1 bytes
+            out += data[at:at + control + 1]
+            at += control + 1
+            continue
+        length = control >> 5
+        if length == 7:
+            length += data[at]
+            at += 1
+        start = len(out) - ((control & 0x1F) << 8) - data[at] - 1
+        at += 1
+        if start < 0:
+            raise ValueError("LZF back reference before the start")
+        for n in range(length + 2):  # may overlap what it writes
+            out.append(out[start + n])
+    if len(out) != size:
+        raise ValueError("LZF data of another length than announced")
+    return bytes(out)
+
+
+# Redis saves a module's signed values as unsigned ones (opcode 2; opcode 1 is never written),
+# so a record's kinds are told by its type: every integer of a t-digest's is signed.
+SIGNED_TYPES = {"TDIS-TYPE"}
+
+
+def module_record(payload):
+    """The type name, encoding version and values of a DUMP payload of a module value."""
+    reader = Payload(payload)
+    if reader.take(1) != b"\7":
+        raise ValueError("not a module value (RDB type 7)")
+    module_id = reader.number()
+    name = "".join(MODULE_NAME_CHARACTERS[(module_id >> (10 + 6 * (8 - n))) & 0x3F] for n in range(9))
+    values = []
+    while True:
+        opcode = reader.number()
+        if opcode == 0:
+            break
+        if opcode == 1 or (opcode == 2 and name in SIGNED_TYPES):
+            values.append(("signed", struct.unpack("<q", struct.pack("<Q", reader.number()))[0]))
+        elif opcode == 2:
+            values.append(("unsigned", reader.number()))
+        elif opcode == 4:
+            values.append(("double", struct.unpack("<d", reader.take(8))[0]))
+        elif opcode == 5:
+            values.append(("string", reader.string()))
+        else:
+            raise ValueError(f"unknown module opcode {opcode}")
+    if len(payload) - reader.at != 10:  # the RDB version and the CRC
+        raise ValueError("bytes left after the module value")
+    return name, module_id & 0x3FF, values
+
+
+def sketch_input(name, version, values):
+    """The sketches target's input for a record."""
+    out = bytes([SKETCH_MODES[name], version])
+    for kind, value in values:
+        out += bytes([SKETCH_TAGS[kind]])
+        if kind == "unsigned":
+            out += struct.pack("<Q", value)
+        elif kind == "signed":
+            out += struct.pack("<q", value)
+        elif kind == "double":
+            out += struct.pack("<d", value)
+        else:
+            out += struct.pack("<H", len(value)) + value
+    return out
+
+
+def count_min_versions(values):
+    """Version 0 records of Count-Min sketches as the later encodings (Redis 8.12's RedisBloom)
+    would hold them: version 1 adds the cell size after the count, its string holding counters
+    of that size; version 2 then the hash version and seed after the string."""
+    width, depth, count, counters = values
+    cells = [struct.unpack_from("<I", counters[1], 4 * n)[0] for n in range(len(counters[1]) // 4)]
+    out = {}
+    for size, code in ((1, "<B"), (2, "<H"), (4, "<I"), (8, "<Q")):
+        if max(cells, default=0) >= 1 << (8 * size):
+            continue
+        stored = ("string", b"".join(struct.pack(code, cell) for cell in cells))
+        out[f"v1-cell{size}"] = (1, [width, depth, count, ("unsigned", size), stored])
+        out[f"v2-cell{size}"] = (2, [width, depth, count, ("unsigned", size), stored, ("unsigned", 0), ("unsigned", 0)])
+    return out
+
+
+def redisbloom_server(directory):
+    """RedisBloom 2.8.2 in the system's redis-server, on a unix socket in `directory`."""
+    module = os.environ.get("REDISBLOOM_PATH", os.path.join("target", "peers", "redisbloom-2.8.2.so"))
+    path = os.path.join(directory, "redis.sock")
+    server = subprocess.Popen(
+        ["redis-server", "--port", "0", "--unixsocket", path, "--dir", directory, "--save", "",
+         "--appendonly", "no", "--loadmodule", os.path.abspath(module)],
+        stdout=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        if os.path.exists(path):
+            break
+        if server.poll() is not None:
+            raise RuntimeError(f"redis-server with {module} exited")
+        time.sleep(0.05)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(path)
+    return server, sock
+
+
+def sketch_seeds():
+    """The sketches target's seeds: RedisBloom 2.8.2's own records of each sketch (DUMP, read
+    back into values), two Count-Min ones also in the later encodings, and cut-short ones."""
+    commands = {
+        "cms-small": [("CMS.INITBYDIM", "cms-small", 10, 3), ("CMS.INCRBY", "cms-small", "a", 1, "b", 7, "", 3)],
+        "cms-prob": [("CMS.INITBYPROB", "cms-prob", 0.01, 0.01)]
+        + [("CMS.INCRBY", "cms-prob", *[x for n in range(50) for x in (f"item{n}", n + 1)])],
+        "cms-empty": [("CMS.INITBYDIM", "cms-empty", 1, 1)],
+        "cms-full": [("CMS.INITBYDIM", "cms-full", 4, 2), ("CMS.INCRBY", "cms-full", "a", 4294967295),
+                     ("CMS.INCRBY", "cms-full", "a", 4294967295, "b", 12)],
+        "cms-merged": [("CMS.INITBYDIM", "cms-merged", 10, 3),
+                       ("CMS.MERGE", "cms-merged", 2, "cms-small", "cms-small", "WEIGHTS", 2, 3)],
+        "topk-default": [("TOPK.RESERVE", "topk-default", 5)]
+        + [("TOPK.ADD", "topk-default", *[f"item{n % (n % 7 + 1)}" for n in range(200)])],
+        "topk-shaped": [("TOPK.RESERVE", "topk-shaped", 10, 50, 4, 0.925)]
+        + [("TOPK.ADD", "topk-shaped", *[f"k{n % 13}" for n in range(300)]), ("TOPK.INCRBY", "topk-shaped", "heavy", 100000)],
+        "topk-one": [("TOPK.RESERVE", "topk-one", 1, 1, 1, 1), ("TOPK.ADD", "topk-one", "a", "b", "a")],
+        "topk-empty-item": [("TOPK.RESERVE", "topk-empty-item", 3, 4, 2, 0.5), ("TOPK.ADD", "topk-empty-item", "", "", "x")],
+        "topk-unused": [("TOPK.RESERVE", "topk-unused", 4)],
+        "tdigest-empty": [("TDIGEST.CREATE", "tdigest-empty")],
+        "tdigest-one": [("TDIGEST.CREATE", "tdigest-one"), ("TDIGEST.ADD", "tdigest-one", 42.5)],
+        "tdigest-small": [("TDIGEST.CREATE", "tdigest-small", "COMPRESSION", 10),
+                          ("TDIGEST.ADD", "tdigest-small", *[(n * 37 % 101) / 3 for n in range(300)])],
+        "tdigest-default": [("TDIGEST.CREATE", "tdigest-default"),
+                            ("TDIGEST.ADD", "tdigest-default", *[n * n - 1000 for n in range(100)], 1e300, -1e300)],
+        "tdigest-merged": [("TDIGEST.MERGE", "tdigest-merged", 2, "tdigest-small", "tdigest-default", "COMPRESSION", 50)],
+        # Merged into itself until its weight is past 2^53, where the record's double weights
+        # are no longer exact; then one more value.
+        "tdigest-heavy": [("TDIGEST.CREATE", "tdigest-heavy"), ("TDIGEST.ADD", "tdigest-heavy", 1, 2, 3)]
+        + [("TDIGEST.MERGE", "tdigest-heavy", 1, "tdigest-heavy")] * 55 + [("TDIGEST.ADD", "tdigest-heavy", 4)],
+        "tdigest-reset": [("TDIGEST.CREATE", "tdigest-reset", "COMPRESSION", 1),
+                          ("TDIGEST.ADD", "tdigest-reset", 1, 2, 3), ("TDIGEST.RESET", "tdigest-reset")],
+    }
+    with tempfile.TemporaryDirectory() as directory:
+        server, sock = redisbloom_server(directory)
+        try:
+            for key, steps in commands.items():
+                for step in steps:
+                    try:
+                        command(sock, *step)
+                    except RuntimeError as error:
+                        if "overflow" not in str(error):  # CMS.INCRBY past a full counter
+                            raise
+                name, version, values = module_record(command(sock, "DUMP", key))
+                data = sketch_input(name, version, values)
+                write("sketches", key, data)
+                write("sketches", f"{key}-truncated", data[: 2 + (len(data) - 2) // 2])
+                if key in ("cms-small", "cms-full"):
+                    for label, (later, record) in count_min_versions(values).items():
+                        write("sketches", f"{key}-{label}", sketch_input(name, later, record))
+        finally:
+            sock.close()
+            server.terminate()
+            server.wait()
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    if sys.argv[1:] == ["--sketches"]:
+        sketch_seeds()
+    else:
+        main(int(sys.argv[1]))
+        sketch_seeds()

@@ -98,7 +98,8 @@ pub enum RecordValue {
 
 /// An RDB record held in memory: what a save wrote, read back in the same order by a load.
 /// The tests and fuzz targets stand it in for Redis's RDB; each read checks the value's kind,
-/// as a real RDB's type markers do.
+/// as a real RDB's type markers do, but for integers: Redis saves a signed value as the
+/// unsigned one of the same bits, so either reads as either.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Record(pub std::collections::VecDeque<RecordValue>);
 
@@ -127,13 +128,15 @@ impl RdbSource for Record {
     fn unsigned(&mut self) -> Result<u64, DecodeError> {
         match self.next()? {
             RecordValue::Unsigned(value) => Ok(value),
-            _ => Err(DecodeError::Malformed("a value of another kind where an unsigned was")),
+            RecordValue::Signed(value) => Ok(value as u64),
+            _ => Err(DecodeError::Malformed("a value of another kind where an integer was")),
         }
     }
     fn signed(&mut self) -> Result<i64, DecodeError> {
         match self.next()? {
             RecordValue::Signed(value) => Ok(value),
-            _ => Err(DecodeError::Malformed("a value of another kind where a signed was")),
+            RecordValue::Unsigned(value) => Ok(value as i64),
+            _ => Err(DecodeError::Malformed("a value of another kind where an integer was")),
         }
     }
     fn double(&mut self) -> Result<f64, DecodeError> {

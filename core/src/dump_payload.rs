@@ -14,15 +14,15 @@ use crate::decode::{Record, RecordValue};
 const RDB_VERSION: u16 = 9;
 const RDB_TYPE_MODULE_2: u8 = 7;
 const OPCODE_EOF: u64 = 0;
-const OPCODE_SIGNED: u64 = 1;
 const OPCODE_UNSIGNED: u64 = 2;
 const OPCODE_DOUBLE: u64 = 4;
 const OPCODE_STRING: u64 = 5;
 
 /// The characters of a module type name, each standing for its 6-bit position.
+/// (Redis's own set: a name outside it was never registered.)
 const NAME_CHARACTERS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/// The payload of a value of `type_name` (nine characters of [`NAME_CHARACTERS`]), saved as
+/// The payload of a value of `type_name` (nine characters of Redis's type-name set), saved as
 /// `record` at `encoding_version`; `None` for a name Redis would not have registered.
 pub fn dump_payload(type_name: &str, encoding_version: i32, record: &Record) -> Option<Vec<u8>> {
     let id = type_id(type_name, encoding_version)?;
@@ -34,8 +34,9 @@ pub fn dump_payload(type_name: &str, encoding_version: i32, record: &Record) -> 
                 push_length(&mut payload, OPCODE_UNSIGNED);
                 push_length(&mut payload, *value);
             }
+            // Redis saves a signed value as the unsigned one of the same bits, and loads it so.
             RecordValue::Signed(value) => {
-                push_length(&mut payload, OPCODE_SIGNED);
+                push_length(&mut payload, OPCODE_UNSIGNED);
                 push_length(&mut payload, *value as u64);
             }
             RecordValue::Double(value) => {

@@ -1,4 +1,12 @@
 //! TDIGEST.CREATE, RESET, ADD and MERGE: the writes, each replicated as it was sent.
+//!
+//! Every write leaves its digest compressed, as a RedisBloom digest is once read. RedisBloom's
+//! record has no room for buffered values (its save compresses first), so a digest that kept a
+//! buffer between commands would load, on a replica after a full sync or after a restart, as
+//! another digest than the one saved, and the two would answer differently from then on. A
+//! digest compressed after each write is whole in its record: master, replica, AOF and restart
+//! hold it bit for bit, and every read answers what RedisBloom answers when read after each
+//! write.
 
 use super::datatype::METRICS;
 use super::parse;
@@ -75,6 +83,7 @@ pub fn add(call: &Call) -> Result<(), CommandError> {
         AddError::Overflow => CommandError::TDigestOverflow,
         AddError::OutOfMemory => CommandError::TDigestAllocationFailed,
     })?;
+    digest.compress();
     metrics::changed(before, &*digest);
     METRICS.count_adds(values.len());
     call.replicate_verbatim();
@@ -113,12 +122,13 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         sources.push(key.get::<TDigest>()?.ok_or(CommandError::TDigestKeyMissing)?);
     }
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
-    let merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(|error| match error {
+    let mut merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(|error| match error {
         MergeError::Invalid => CommandError::TDigestCompressionNotPositive,
         MergeError::TooLarge | MergeError::OutOfMemory => CommandError::TDigestMergeAllocationFailed,
         MergeError::Overflow => CommandError::TDigestOverflow,
     })?;
     drop(sources);
+    merged.compress();
     destination.store(merged)?;
     call.replicate_verbatim();
     call.notify(c"tdigest.merge");

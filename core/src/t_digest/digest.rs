@@ -3,7 +3,6 @@
 //! do it.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
 use std::f64::consts::PI;
 
 use super::sort::sort;
@@ -122,11 +121,6 @@ pub struct TDigest {
     pub(super) merged_weight: i64,
     pub(super) unmerged_weight: i64,
     pub(super) total_compressions: i64,
-    /// The buffer's compression, as reads see it, kept from one read to the next until a
-    /// write: a read of a digest with buffered values costs a sort of the whole node array,
-    /// which RedisBloom pays on its first read only (it compresses the stored digest). Not
-    /// part of the value: saves, digests and copies never see it.
-    pub(super) read_view: OnceCell<Compressed<'static>>,
 }
 
 /// The digest as RedisBloom holds it after `td_compress`: what its reads answer from, what
@@ -142,17 +136,6 @@ pub(super) struct Compressed<'a> {
 }
 
 impl Compressed<'_> {
-    /// The same view, borrowing its nodes.
-    fn borrowed(&self) -> Compressed<'_> {
-        Compressed {
-            nodes: Cow::Borrowed(&self.nodes),
-            merged_nodes: self.merged_nodes,
-            merged_weight: self.merged_weight,
-            unmerged_weight: self.unmerged_weight,
-            total_compressions: self.total_compressions,
-        }
-    }
-
     pub(super) fn merged(&self) -> &[Centroid] {
         self.nodes.get(..self.merged_nodes).unwrap_or_default()
     }
@@ -200,7 +183,6 @@ impl TDigest {
             merged_weight: 0,
             unmerged_weight: 0,
             total_compressions: 0,
-            read_view: OnceCell::new(),
         };
         digest.reset();
         Ok(digest)
@@ -208,7 +190,6 @@ impl TDigest {
 
     /// Empties the digest (TDIGEST.RESET); the compression and capacity stay.
     pub fn reset(&mut self) {
-        self.read_view.take();
         self.min = f64::MAX;
         self.max = -f64::MAX;
         self.nodes.clear();
@@ -282,7 +263,6 @@ impl TDigest {
     /// RedisBloom's `td_add`: compress when the array is one short of full, then buffer the
     /// node.
     pub(super) fn add_node(&mut self, mean: f64, weight: i64) -> Result<(), AddNodeError> {
-        self.read_view.take();
         if self.nodes.len() + 1 >= self.capacity {
             self.compress();
         }
@@ -306,7 +286,6 @@ impl TDigest {
     /// the digest they read. Nothing in this crate compresses but writes; this is for a
     /// caller that wants the stored digest to be what RedisBloom's would be after a read.
     pub fn compress(&mut self) {
-        self.read_view.take();
         if self.nodes.len() == self.merged_nodes {
             return;
         }
@@ -321,29 +300,8 @@ impl TDigest {
         }
     }
 
-    /// The digest compressed: itself when the buffer is empty, else a compressed copy, made
-    /// by the first read after a write and kept for the reads after it.
-    pub(super) fn compressed(&self) -> Result<Compressed<'_>, AllocationFailed> {
-        if self.nodes.len() == self.merged_nodes {
-            return self.compress_copy();
-        }
-        if let Some(view) = self.read_view.get() {
-            return Ok(view.borrowed());
-        }
-        let Compressed { nodes, merged_nodes, merged_weight, unmerged_weight, total_compressions } =
-            self.compress_copy()?;
-        let owned = Compressed {
-            nodes: Cow::Owned(nodes.into_owned()),
-            merged_nodes,
-            merged_weight,
-            unmerged_weight,
-            total_compressions,
-        };
-        Ok(self.read_view.get_or_init(|| owned).borrowed())
-    }
-
     /// The digest compressed, in a copy when the buffer holds anything.
-    fn compress_copy(&self) -> Result<Compressed<'_>, AllocationFailed> {
+    pub(super) fn compressed(&self) -> Result<Compressed<'_>, AllocationFailed> {
         let same = Compressed {
             nodes: Cow::Borrowed(&self.nodes),
             merged_nodes: self.merged_nodes,
@@ -386,7 +344,6 @@ impl TDigest {
             merged_weight: self.merged_weight,
             unmerged_weight: self.unmerged_weight,
             total_compressions: self.total_compressions,
-            read_view: OnceCell::new(),
         })
     }
 
@@ -470,7 +427,10 @@ fn compress_nodes(nodes: &mut [Centroid], total: f64, compression: u64) -> Optio
             nodes[current] = node;
         }
     }
-    Some((current + 1, total as i64))
+    // `total` is a double, exact to 2^53 only; the centroids' own sum keeps the record whole
+    // past it (a save must load back).
+    let centroids_weight = nodes.iter().take(current + 1).fold(0i64, |sum, node| sum.saturating_add(node.weight));
+    Some((current + 1, (total as i64).max(centroids_weight)))
 }
 
 /// The mean of `into` once `node` is merged into it, `weight` the two weights' sum:

@@ -196,7 +196,7 @@ fn redisbloom_hazards_answer_errors_here() {
     let refused = [
         ("CMS.INITBYDIM c 4294967295 4294967295", "CMS: invalid init arguments"),
         ("CMS.INITBYDIM c 1000000000 100", "CMS: Insufficient memory to create the key"),
-        ("TOPK.RESERVE t 100000000 8 7 0.9", "ERR Insufficient memory to create topk data structure"),
+        ("TOPK.RESERVE t 1000000000 8 7 0.9", "ERR Insufficient memory to create topk data structure"),
         ("TOPK.RESERVE t 10 1000000000 100 0.9", "ERR Insufficient memory to create topk data structure"),
         ("TOPK.RESERVE t 4294967296", "TopK: invalid k"),
     ];

@@ -12,6 +12,7 @@ mod hostile;
 mod top_k;
 mod persistence;
 mod switching;
+mod t_digest;
 
 use crate::harness::*;
 use redis::{Connection, Value};
@@ -84,6 +85,25 @@ pub fn assert_same_replies(ours: &Server, theirs: &Server, script: &Script) {
             assert!(same, "RESP{} {command:?}: redbloom {got:?}, RedisBloom {expected:?}", if protocol { 3 } else { 2 });
         }
     }
+}
+
+/// The script with a TDIGEST.QUANTILE after each t-digest write, on the digest written.
+///
+/// This module leaves a digest compressed after every write, so that its record holds all of
+/// it (RedisBloom's record has no room for buffered values); RedisBloom compresses on reads.
+/// Read after each write, RedisBloom holds the digest this module holds, and every later
+/// answer must be the same.
+pub fn read_after_digest_writes(script: Script) -> Script {
+    let mut read = Script::new();
+    for command in script {
+        let name = command.first().map(|name| name.to_ascii_uppercase()).unwrap_or_default();
+        let written = matches!(name.as_str(), "TDIGEST.ADD" | "TDIGEST.MERGE").then(|| command.get(1).cloned()).flatten();
+        read.push(command);
+        if let Some(key) = written {
+            read.push(vec!["TDIGEST.QUANTILE".into(), key, "0.5".into()]);
+        }
+    }
+    read
 }
 
 /// Replies of a command on one server, which must succeed.

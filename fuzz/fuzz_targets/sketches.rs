@@ -1,0 +1,233 @@
+//! The sketches' RDB decoders: the Count-Min sketch's (encoding versions 0 to 2), Top-K's and
+//! the t-digest's (version 0). Input: a mode byte (taken modulo 3: 0 Count-Min, 1 Top-K,
+//! 2 t-digest), the encoding version (taken modulo 4), then the record's values, each a tag
+//! (taken modulo 4: 0 unsigned, 1 signed, 2 double, each 8 bytes little-endian; 3 a string,
+//! a 2-byte length and its bytes), up to the first that the input cuts short.
+//!
+//! Whatever loads is a working sketch: every operation answers without a panic, the answers
+//! that cannot depend on the loaded state are checked, and its record loads back into a
+//! sketch that saves the same record, before the operations and after them.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use redbloom_fuzz::core::count_min::{CountMinSketch, MergeSource};
+use redbloom_fuzz::core::decode::{Persistent, Record, RecordValue};
+use redbloom_fuzz::core::t_digest::{AddError, TDigest};
+use redbloom_fuzz::core::top_k::TopK;
+
+/// What a record may load into: small, as in the cuckoo target, so that each run is quick.
+const FUZZ_BUDGET: usize = 1 << 20;
+/// After the operations: Top-K's items and a merged digest may take a little more than the
+/// record that loaded.
+const GROWN_BUDGET: usize = 4 * FUZZ_BUDGET;
+
+/// Items every sketch is given: the empty one, short ones, a longer one, one with a NUL inside
+/// (Top-K saves its items as C strings), and one twice.
+const ITEMS: [&[u8]; 8] = [b"", b"a", b"b", b"item", b"0", b"\0inner", b"a somewhat longer item", b"a"];
+
+/// The record the input's values make, up to the first value it cuts short.
+fn record(mut data: &[u8]) -> Record {
+    let mut record = Record::default();
+    while let Some((&tag, rest)) = data.split_first() {
+        let value = if tag % 4 == 3 {
+            let Some((len, rest)) = rest.split_first_chunk::<2>() else { break };
+            let len = usize::from(u16::from_le_bytes(*len));
+            if rest.len() < len {
+                break;
+            }
+            let (bytes, rest) = rest.split_at(len);
+            data = rest;
+            RecordValue::Bytes(bytes.to_vec())
+        } else {
+            let Some((bytes, rest)) = rest.split_first_chunk::<8>() else { break };
+            data = rest;
+            match tag % 4 {
+                0 => RecordValue::Unsigned(u64::from_le_bytes(*bytes)),
+                1 => RecordValue::Signed(i64::from_le_bytes(*bytes)),
+                _ => RecordValue::Double(f64::from_le_bytes(*bytes)),
+            }
+        };
+        record.0.push_back(value);
+    }
+    record
+}
+
+/// Two records hold the same values, doubles compared bit for bit (a NaN equals itself,
+/// `0.0` does not equal `-0.0`).
+fn same(a: &Record, b: &Record) -> bool {
+    let bits = |value: &RecordValue| match value {
+        RecordValue::Double(double) => RecordValue::Unsigned(double.to_bits()),
+        other => other.clone(),
+    };
+    a.0.len() == b.0.len() && a.0.iter().zip(&b.0).all(|(a, b)| bits(a) == bits(b))
+}
+
+fn saved(value: &impl Persistent) -> Record {
+    let mut record = Record::default();
+    value.save_rdb(&mut record);
+    record
+}
+
+/// The value's record loads, all of it, at `max_bytes`, into a value that saves it again;
+/// and a copy of the value saves it too.
+fn round_trip<T: Persistent>(value: &T, max_bytes: usize) {
+    let record = saved(value);
+    let mut source = record.clone();
+    let copy = T::load_rdb(T::ENCODING_VERSION, &mut source, max_bytes)
+        .unwrap_or_else(|error| panic!("its own record refused: {error:?}\n{record:?}"));
+    assert!(source.0.is_empty(), "values left after the load: {:?}", source.0);
+    let again = saved(&copy);
+    assert!(same(&record, &again), "saved\n{record:?}\nreloaded and saved\n{again:?}");
+    if let Some(clone) = value.try_clone() {
+        assert!(same(&record, &saved(&clone)), "a copy saves another record");
+    }
+    let _ = value.memory_bytes();
+}
+
+fn count_min(mut sketch: CountMinSketch) {
+    for (n, &item) in ITEMS.iter().enumerate() {
+        let by = [0, 1, 7, u64::from(u32::MAX), u64::MAX][n % 5];
+        let counted = sketch.increment(item, by);
+        assert_eq!(sketch.query(item), counted, "a query right after an increment");
+    }
+    // The batched paths (which prefetch on large sketches) answer as the single ones.
+    let mut single = sketch.try_clone();
+    let mut counted = Vec::new();
+    sketch.increment_all(ITEMS.iter().map(|&item| (item, 3)), |count| counted.push(count));
+    if let Some(single) = &mut single {
+        let one_by_one: Vec<u32> = ITEMS.iter().map(|&item| single.increment(item, 3)).collect();
+        assert_eq!(counted, one_by_one, "increment_all counted otherwise than increment");
+        assert!(same(&saved(&sketch), &saved(single)), "increment_all made another sketch than increment");
+    }
+    let mut queried = Vec::new();
+    sketch.query_all(ITEMS.iter().copied(), |count| queried.push(count));
+    let one_by_one: Vec<u32> = ITEMS.iter().map(|&item| sketch.query(item)).collect();
+    assert_eq!(queried, one_by_one, "query_all answered otherwise than query");
+
+    // Fails only when the total is past i64::MAX (RedisBloom's merge arithmetic is signed).
+    let before = saved(&sketch);
+    let _ = sketch.merge(&[(MergeSource::Destination, 1)]);
+    assert!(same(&before, &saved(&sketch)), "a merge of itself alone, weight 1, changed it");
+    if let Some(copy) = sketch.try_clone() {
+        for weights in [[2, -1], [1, 1], [0, 0], [-1, 0], [i64::MAX, 1], [i64::MIN, -1]] {
+            let before = saved(&sketch);
+            let sources = [(MergeSource::Destination, weights[0]), (MergeSource::Sketch(&copy), weights[1])];
+            if sketch.merge(&sources).is_err() {
+                assert!(same(&before, &saved(&sketch)), "a merge that failed changed the sketch");
+            }
+        }
+        if let Ok(other) = CountMinSketch::new(copy.width() + 1, copy.depth(), GROWN_BUDGET) {
+            assert!(sketch.merge(&[(MergeSource::Sketch(&other), 1)]).is_err());
+        }
+    }
+    let _ = sketch.count();
+    round_trip(&sketch, GROWN_BUDGET);
+    batches_on_a_large_sketch(sketch.depth());
+}
+
+/// A record's string holds at most 64 KiB of counters here, below the size at which
+/// `increment_all` and `query_all` take their prefetching path: that path runs on a sketch of
+/// the loaded depth made just large enough, and must answer as the single operations do.
+fn batches_on_a_large_sketch(depth: u64) {
+    const PREFETCHED_BYTES: u64 = 300 << 10;
+    let width = PREFETCHED_BYTES.div_ceil(4 * depth);
+    let Ok(mut batched) = CountMinSketch::new(width, depth, GROWN_BUDGET) else { return };
+    let Some(mut single) = batched.try_clone() else { return };
+    let items: Vec<(&[u8], u64)> =
+        ITEMS.iter().zip([1, 2, 3, u64::MAX, 5, 6, 7, 8]).map(|(&i, by)| (i, by)).collect();
+    let mut counted = Vec::new();
+    batched.increment_all(items.iter().copied(), |count| counted.push(count));
+    let one_by_one: Vec<u32> = items.iter().map(|&(item, by)| single.increment(item, by)).collect();
+    assert_eq!(counted, one_by_one, "increment_all counted otherwise than increment, prefetching");
+    assert!(same(&saved(&batched), &saved(&single)), "increment_all made another sketch, prefetching");
+    let mut queried = Vec::new();
+    batched.query_all(ITEMS.iter().copied(), |count| queried.push(count));
+    let one_by_one: Vec<u32> = ITEMS.iter().map(|&item| batched.query(item)).collect();
+    assert_eq!(queried, one_by_one, "query_all answered otherwise than query, prefetching");
+}
+
+fn top_k(mut sketch: TopK) {
+    let mut batched = sketch.try_clone();
+    let adds: Vec<(&[u8], u32)> =
+        ITEMS.iter().zip([1, 0, 100_000, 5, u32::MAX, 1, 2, 3]).map(|(&item, by)| (item, by)).collect();
+    let mut expelled = Vec::new();
+    for &(item, by) in adds.iter().chain(&adds) {
+        expelled.push(sketch.add(item, by).ok());
+        let _ = sketch.query(item);
+        let _ = sketch.count(item);
+    }
+    // The batched adds draw the same decay as the single ones: the same sketch results.
+    if let Some(batched) = &mut batched {
+        let mut batch_expelled = Vec::new();
+        batched.add_all(adds.iter().chain(&adds).copied(), |result| batch_expelled.push(result.ok()));
+        assert_eq!(expelled, batch_expelled, "add_all expelled other items than add");
+        assert!(same(&saved(&sketch), &saved(batched)), "add_all made another sketch than add");
+    }
+    if let Ok(list) = sketch.list() {
+        assert!(list.len() <= sketch.k() as usize);
+        assert!(list.windows(2).all(|pair| pair[0].1 >= pair[1].1), "a list out of order: {list:?}");
+        assert!(list.iter().all(|&(_, count)| count > 0));
+    }
+    round_trip(&sketch, GROWN_BUDGET);
+}
+
+fn t_digest(mut digest: TDigest) {
+    assert_eq!(digest.add(&[f64::NAN]), Err(AddError::NotFinite));
+    assert_eq!(digest.add(&[1.0, f64::INFINITY]), Err(AddError::NotFinite));
+    for values in [&[1.0, 2.0, 3.0][..], &[-0.0, 0.0], &[1e308, -1e308, f64::MIN_POSITIVE], &[42.0; 40]] {
+        let _ = digest.add(values);
+        read(&digest);
+    }
+    round_trip(&digest, GROWN_BUDGET);
+    for (destination, compression) in
+        [(None, None), (Some(&digest), None), (None, Some(1)), (Some(&digest), Some(7))]
+    {
+        if let Ok(merged) = TDigest::merge(destination, &[&digest, &digest], compression, GROWN_BUDGET) {
+            read(&merged);
+            round_trip(&merged, GROWN_BUDGET);
+        }
+    }
+    digest.compress();
+    read(&digest);
+    round_trip(&digest, GROWN_BUDGET);
+    digest.reset();
+    read(&digest);
+    round_trip(&digest, GROWN_BUDGET);
+}
+
+fn read(digest: &TDigest) {
+    let fractions = [0.0, 0.01, 0.5, 0.5, 0.99, 1.0, 0.3, -1.0, 2.0, f64::NAN];
+    let values = [f64::MIN, -1.0, 0.0, 1.0, 42.0, f64::MAX, f64::INFINITY, f64::NAN];
+    if let Ok(quantiles) = digest.quantiles(&fractions) {
+        assert_eq!(quantiles.len(), fractions.len());
+    }
+    if let Ok(cdfs) = digest.cdfs(&values) {
+        assert_eq!(cdfs.len(), values.len());
+    }
+    let _ = digest.ranks(&values);
+    let _ = digest.rev_ranks(&values);
+    let ranks = [0, 1, 2, 10, u64::MAX / 2, u64::MAX];
+    let _ = digest.by_ranks(&ranks);
+    let _ = digest.by_rev_ranks(&ranks);
+    for (low, high) in [(0.0, 1.0), (0.1, 0.9), (0.5, 0.5), (0.9, 0.1), (-1.0, 2.0), (f64::NAN, 1.0)] {
+        let _ = digest.trimmed_mean(low, high);
+    }
+    let _ = (digest.min(), digest.max(), digest.observations(), digest.compression(), digest.info());
+}
+
+fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
+    let value = T::load_rdb(version, &mut record.clone(), FUZZ_BUDGET).ok()?;
+    round_trip(&value, FUZZ_BUDGET);
+    Some(value)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let [mode, version, values @ ..] = data else { return };
+    let version = i32::from(version % 4);
+    let record = record(values);
+    match mode % 3 {
+        0 => load(version, &record).map(count_min),
+        1 => load(version, &record).map(top_k),
+        _ => load(version, &record).map(t_digest),
+    };
+});

@@ -1,0 +1,139 @@
+//! TDIGEST.*: every reply RedisBloom's on the same commands, errors included, and answers
+//! equal to within floating-point noise after the same adds and merges, RedisBloom read after
+//! each write (its reads merge its buffer, which this module does at the end of every write,
+//! see `read_after_digest_writes`).
+
+use super::{assert_same_replies, read_after_digest_writes, words, Script};
+use crate::harness::*;
+
+fn script(lines: &str) -> Script {
+    lines.lines().map(str::trim).filter(|line| !line.is_empty()).map(words).collect()
+}
+
+/// Errors first, on keys no read of which matters later; then writes; then every read.
+#[test]
+fn answers_are_redisbloom_answers() {
+    let mut commands = script(
+        "TDIGEST.CREATE e
+         TDIGEST.CREATE e
+         TDIGEST.CREATE x COMPRESSION
+         TDIGEST.CREATE x COMPRESSION 0
+         TDIGEST.CREATE x COMPRESSION -5
+         TDIGEST.CREATE x COMPRESSION abc
+         TDIGEST.CREATE x COMPRESSION 1.5
+         TDIGEST.CREATE x COMPRESSION 1e9
+         TDIGEST.CREATE x COMPRSSION 10
+         TDIGEST.CREATE x 100 COMPRESSION
+         TDIGEST.CREATE x 10 20 30
+         SET str v
+         TDIGEST.CREATE str
+         TDIGEST.ADD str 1
+         TDIGEST.QUANTILE str 0.5
+         TDIGEST.ADD missing 1
+         TDIGEST.RESET missing
+         TDIGEST.MIN missing
+         TDIGEST.QUANTILE missing 0.5
+         TDIGEST.QUANTILE missing 2
+         TDIGEST.INFO missing
+         TDIGEST.ADD e abc
+         TDIGEST.ADD e nan
+         TDIGEST.ADD e inf
+         TDIGEST.ADD e -inf
+         TDIGEST.ADD e 1e309
+         TDIGEST.ADD e 1 2 abc
+         TDIGEST.QUANTILE e abc
+         TDIGEST.QUANTILE e 1.1
+         TDIGEST.QUANTILE e -0.1
+         TDIGEST.CDF e abc
+         TDIGEST.RANK e abc
+         TDIGEST.BYRANK e abc
+         TDIGEST.BYRANK e 1.5
+         TDIGEST.BYRANK e -1
+         TDIGEST.BYREVRANK e -1
+         TDIGEST.TRIMMED_MEAN e abc 0.5
+         TDIGEST.TRIMMED_MEAN e 0.1 abc
+         TDIGEST.TRIMMED_MEAN e -0.1 0.5
+         TDIGEST.TRIMMED_MEAN e 0.5 0.5
+         TDIGEST.TRIMMED_MEAN e 0.6 0.5
+         TDIGEST.MERGE str 1 e
+         TDIGEST.MERGE m x e
+         TDIGEST.MERGE m 0 e
+         TDIGEST.MERGE m 2 e
+         TDIGEST.MERGE m 1 missing
+         TDIGEST.MERGE m 1 e extra
+         TDIGEST.MERGE m 1 e COMPRESSION
+         TDIGEST.MERGE m 1 e COMPRESSION abc
+         TDIGEST.MERGE m 1 e COMPRESSION 0
+         TDIGEST.MIN e
+         TDIGEST.MAX e
+         TDIGEST.QUANTILE e 0 0.5 1
+         TDIGEST.CDF e 1
+         TDIGEST.RANK e 1
+         TDIGEST.REVRANK e 1
+         TDIGEST.BYRANK e 0
+         TDIGEST.BYREVRANK e 0
+         TDIGEST.TRIMMED_MEAN e 0.1 0.9
+         TDIGEST.INFO e
+         TDIGEST.CREATE one
+         TDIGEST.ADD one 42
+         TDIGEST.MIN one
+         TDIGEST.MAX one
+         TDIGEST.INFO one
+         TDIGEST.CREATE t
+         TDIGEST.ADD t 1 2 3 4 5 6 7 8 9 10
+         TDIGEST.CREATE five COMPRESSION 1
+         TDIGEST.ADD five 5 7
+         TDIGEST.CREATE threes
+         TDIGEST.ADD threes 3 3 3 3
+         TDIGEST.CREATE big COMPRESSION 50
+         TDIGEST.CREATE huge COMPRESSION 500",
+    );
+    let mut random = Random::seeded();
+    for _ in 0..40 {
+        let mut big = words("TDIGEST.ADD big");
+        let mut huge = words("TDIGEST.ADD huge");
+        for _ in 0..50 {
+            big.push(format!("{}", random.below(100)));
+            huge.push(format!("-{}.{:03}", random.below(1_000_000), random.below(1000)));
+        }
+        commands.extend([big, huge]);
+    }
+    commands.extend(script(
+        "TDIGEST.INFO big
+         TDIGEST.MERGE m1 2 big huge
+         TDIGEST.MERGE m2 2 big big COMPRESSION 30
+         TDIGEST.CREATE m3 COMPRESSION 20
+         TDIGEST.ADD m3 1000 2000
+         TDIGEST.MERGE m3 1 t
+         TDIGEST.CREATE m4
+         TDIGEST.ADD m4 -5
+         TDIGEST.MERGE m4 2 t five OVERRIDE
+         TDIGEST.MERGE m5 1 t OVERRIDE COMPRESSION 60 junk
+         TDIGEST.CREATE r
+         TDIGEST.ADD r 1 2 3
+         TDIGEST.RESET r
+         TDIGEST.INFO r
+         TDIGEST.ADD r 9",
+    ));
+    for key in ["t", "five", "threes", "big", "huge", "m1", "m2", "m3", "m4", "m5", "r"] {
+        commands.extend(
+            [
+                "TDIGEST.QUANTILE {} 0 0.1 0.5 0.9 1 0.25",
+                "TDIGEST.CDF {} 0 1 5 5.5 10 11 -inf inf 50 -500000",
+                "TDIGEST.RANK {} 0 1 5 5.5 10 11 -inf inf 50",
+                "TDIGEST.REVRANK {} 0 1 5 5.5 10 11 -inf inf 50",
+                "TDIGEST.BYRANK {} 0 1 5 9 10 11 100 1000",
+                "TDIGEST.BYREVRANK {} 0 1 5 9 10 11 100 1000",
+                "TDIGEST.TRIMMED_MEAN {} 0 1",
+                "TDIGEST.TRIMMED_MEAN {} 0.1 0.9",
+                "TDIGEST.TRIMMED_MEAN {} 0.5 0.6",
+                "TDIGEST.MIN {}",
+                "TDIGEST.MAX {}",
+            ]
+            .iter()
+            .map(|line| words(&line.replace("{}", key))),
+        );
+    }
+    let (ours, theirs) = (Server::start(), Server::start_redisbloom(&[]));
+    assert_same_replies(&ours, &theirs, &read_after_digest_writes(commands));
+}
