@@ -31,13 +31,18 @@ struct Options {
     redisbloom_format: bool,
     /// Also measure CF.* (redbloom, and the compared module).
     cuckoo: bool,
-    /// Measure the sketches against RedisBloom.
-    sketches: bool,
-    /// Measure the sketches only.
-    only_sketches: bool,
+    /// Whether to measure the sketches against RedisBloom, or them only.
+    sketches: Sketches,
     json: PathBuf,
     rounds: usize,
     sizes: Vec<FilterSize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sketches {
+    Skip,
+    Also,
+    Only,
 }
 
 fn options() -> Options {
@@ -46,8 +51,7 @@ fn options() -> Options {
         huge_pages: true,
         redisbloom_format: true,
         cuckoo: true,
-        sketches: true,
-        only_sketches: false,
+        sketches: Sketches::Also,
         json: PathBuf::from("target/bench/results.json"),
         rounds: 5,
         sizes: FilterSize::all(),
@@ -61,8 +65,8 @@ fn options() -> Options {
             "--no-huge-pages" => options.huge_pages = false,
             "--no-redisbloom-format" => options.redisbloom_format = false,
             "--no-cuckoo" => options.cuckoo = false,
-            "--no-sketches" => options.sketches = false,
-            "--only-sketches" => options.only_sketches = true,
+            "--no-sketches" => options.sketches = Sketches::Skip,
+            "--only-sketches" => options.sketches = Sketches::Only,
             "--rounds" => {
                 options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"));
             }
@@ -89,7 +93,7 @@ fn usage(problem: &str) -> ! {
 
 fn main() {
     let options = options();
-    if options.sketches || options.only_sketches {
+    if options.sketches != Sketches::Skip {
         eprintln!("== sketches, redbloom and RedisBloom interleaved");
         let rows = sketches::run(options.rounds);
         let table = sketches::table(&rows);
@@ -99,7 +103,7 @@ fn main() {
             let _ = std::fs::create_dir_all(dir);
         }
         std::fs::write(&path, table).expect("writing the sketch table");
-        if options.only_sketches {
+        if options.sketches == Sketches::Only {
             return;
         }
     }

@@ -7,6 +7,7 @@
 use crate::common::Server;
 use crate::workloads::{command, median, timed, Random};
 use redis::Connection;
+use std::fmt::Write;
 
 /// Calls per slice: short, so that both servers see the same moments of the machine.
 const SINGLE_CALLS: usize = 2_000;
@@ -180,13 +181,14 @@ pub fn table(rows: &[Row]) -> String {
         "| workload | redbloom µs/item | RedisBloom µs/item | RedisBloom ÷ redbloom |\n|---|---|---|---|\n",
     );
     for row in rows {
-        out.push_str(&format!(
-            "| {} | {:.3} | {:.3} | {:.2} |\n",
+        let _ = writeln!(
+            out,
+            "| {} | {:.3} | {:.3} | {:.2} |",
             row.workload,
             row.redbloom_usec_per_item,
             row.redisbloom_usec_per_item,
             row.ratio()
-        ));
+        );
     }
     out
 }

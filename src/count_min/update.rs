@@ -10,7 +10,7 @@ use redbloom_core::count_min::{CountMinSketch, MergeError, MergeSource, SATURATE
 /// changes. An item whose counters reached their ceiling (2^32 - 1) is answered RedisBloom's
 /// overflow error, in its place in the array, though its increment was applied, as there.
 pub fn increment(call: &Call) -> Result<(), CommandError> {
-    if call.argc() % 2 != 0 {
+    if !call.argc().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
     }
     let mut key = call.open_key_for_writing();
@@ -28,19 +28,18 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
         pairs.push((call.arg(index), by));
     }
     let sketch = key.get_mut::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
-    let mut counts = Vec::with_capacity(pairs.len());
-    sketch.increment_all(pairs.iter().copied(), |count| counts.push(count));
-    METRICS.count_adds(pairs.len());
-    call.replicate_verbatim();
-    call.notify(c"cms.incrby");
-    call.reply_array(counts.len());
-    for count in counts {
+    let reply = |count: u32| {
         if count == SATURATED {
             call.reply_error(CommandError::CmsIncrementOverflow);
         } else {
             call.reply_integer(i64::from(count));
         }
-    }
+    };
+    call.reply_array(pairs.len());
+    sketch.increment_all(pairs.iter().copied(), reply);
+    METRICS.count_adds(pairs.len());
+    call.replicate_verbatim();
+    call.notify(c"cms.incrby");
     Ok(())
 }
 

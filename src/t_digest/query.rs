@@ -1,5 +1,5 @@
 //! The TDIGEST.* reads: MIN, MAX, QUANTILE, CDF, RANK, REVRANK, BYRANK, BYREVRANK,
-//! TRIMMED_MEAN and INFO. Each checks its key before its arguments, as RedisBloom does, and
+//! `TRIMMED_MEAN` and INFO. Each checks its key before its arguments, as RedisBloom does, and
 //! changes nothing (RedisBloom merges the digest's buffer on reads).
 
 use super::datatype::METRICS;
@@ -116,7 +116,7 @@ fn by_ranks(
     Ok(())
 }
 
-/// TDIGEST.TRIMMED_MEAN key low_cut_percentile high_cut_percentile.
+/// `TDIGEST.TRIMMED_MEAN key low_cut_percentile high_cut_percentile`.
 pub fn trimmed_mean(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let digest = digest_of(&key)?;

@@ -16,7 +16,7 @@ pub fn add(call: &Call) -> Result<(), CommandError> {
 /// anything changes, and a bad one is the command's error (RedisBloom applies the pairs
 /// before it, then sends fewer replies than it announced, which desynchronises the client).
 pub fn increment(call: &Call) -> Result<(), CommandError> {
-    if call.argc() % 2 != 0 {
+    if !call.argc().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
     }
     let mut items = Vec::with_capacity((call.argc() - 2) / 2);
@@ -34,7 +34,12 @@ fn add_all(call: &Call, items: &[(&[u8], u32)], event: &std::ffi::CStr) -> Resul
     let mut key = call.open_key_for_writing();
     let sketch = key.get_mut::<TopK>()?.ok_or(CommandError::TopKKeyMissing)?;
     let mut expelled = Vec::with_capacity(items.len());
-    sketch.add_all(items.iter().copied(), |result: Expelled| expelled.push(result));
+    // A batch pays for setting up its prefetching; one item does not need it.
+    if let [(item, increment)] = items {
+        expelled.push(sketch.add(item, *increment));
+    } else {
+        sketch.add_all(items.iter().copied(), |result: Expelled| expelled.push(result));
+    }
     METRICS.count_adds(items.len());
     call.replicate_verbatim();
     call.notify(event);

@@ -141,8 +141,8 @@ fn the_client_scripts_pass_against_the_real_redisbloom() {
 }
 
 /// redis-py 8.1.0's own tests of `bf()`, `cf()`, `cms()`, `topk()` and `tdigest()` (its
-/// tests/test_bloom.py and tests/test_asyncio/test_bloom.py, unchanged: 73 tests), under RESP2
-/// then RESP3, run by tests/clients/redis_py_suite.py; `make clients` installs pytest and
+/// `tests/test_bloom.py` and `tests/test_asyncio/test_bloom.py`, unchanged: 73 tests), under RESP2
+/// then RESP3, run by `tests/clients/redis_py_suite.py`; `make clients` installs pytest and
 /// unpacks the tests under target/.
 fn run_redis_py_suite(server: &Server) {
     let python = client_path("CLIENTS_PYTHON", "target/venv/bin/python");

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::f64::consts::PI;
 
-use super::sort::sort;
+use super::sort::sort_after;
 use super::Centroid;
 use crate::bytes::AllocationFailed;
 
@@ -290,7 +290,7 @@ impl TDigest {
             return;
         }
         let total = self.merged_weight as f64 + self.unmerged_weight as f64;
-        if let Some((merged_nodes, merged_weight)) = compress_nodes(&mut self.nodes, total, self.compression)
+        if let Some((merged_nodes, merged_weight)) = compress_nodes(&mut self.nodes, self.merged_nodes, total, self.compression)
         {
             self.nodes.truncate(merged_nodes);
             self.merged_nodes = merged_nodes;
@@ -315,7 +315,7 @@ impl TDigest {
         let mut nodes = try_vec(self.nodes.len())?;
         nodes.extend_from_slice(&self.nodes);
         let total = self.merged_weight as f64 + self.unmerged_weight as f64;
-        Ok(match compress_nodes(&mut nodes, total, self.compression) {
+        Ok(match compress_nodes(&mut nodes, self.merged_nodes, total, self.compression) {
             Some((merged_nodes, merged_weight)) => {
                 nodes.truncate(merged_nodes);
                 Compressed {
@@ -401,8 +401,8 @@ impl std::fmt::Debug for TDigest {
 /// RedisBloom's `td_compress` on a node array holding `total` observations: sorts it, then,
 /// unless `total` is 1 or less (where RedisBloom stops after the sort), merges neighbours and
 /// answers how many centroids that left and their weight.
-fn compress_nodes(nodes: &mut [Centroid], total: f64, compression: u64) -> Option<(usize, i64)> {
-    sort(nodes);
+fn compress_nodes(nodes: &mut [Centroid], merged: usize, total: f64, compression: u64) -> Option<(usize, i64)> {
+    sort_after(nodes, merged);
     // RedisBloom also checks here for weights that overflow a double, which i64 weights
     // cannot, and for an infinite normalizer, which a total above 1 rules out.
     if total <= 1.0 {

@@ -730,3 +730,24 @@ fn a_digest_heavier_than_doubles_hold_exactly_loads_back() {
     assert_eq!(again, record);
     assert_eq!(loaded.quantiles(&[0.5]).unwrap(), heavy.quantiles(&[0.5]).unwrap());
 }
+
+proptest! {
+    /// Inserting a few buffered nodes into sorted centroids leaves RedisBloom's quicksort order:
+    /// with distinct means the only order, and with equal ones the quicksort itself.
+    #[test]
+    fn insertion_after_sorted_centroids_orders_as_the_quicksort(
+        centroids in proptest::collection::vec((0u8..40, 1i64..5), 0..60),
+        buffer in proptest::collection::vec((0u8..40, 1i64..5), 0..12),
+    ) {
+        let mut merged: Vec<Centroid> =
+            centroids.iter().map(|&(mean, weight)| Centroid { mean: f64::from(mean) / 4.0, weight }).collect();
+        merged.sort_by(|a, b| a.mean.total_cmp(&b.mean));
+        let sorted = merged.len();
+        merged.extend(buffer.iter().map(|&(mean, weight)| Centroid { mean: f64::from(mean) / 4.0 + 0.01, weight }));
+        let mut expected = merged.clone();
+        super::sort::sort(&mut expected);
+        super::sort::sort_after(&mut merged, sorted);
+        let key = |nodes: &[Centroid]| nodes.iter().map(|node| (node.mean.to_bits(), node.weight)).collect::<Vec<_>>();
+        prop_assert_eq!(key(&merged), key(&expected));
+    }
+}

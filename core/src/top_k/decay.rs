@@ -94,9 +94,15 @@ pub(super) enum Decayed {
 pub(super) struct Decay {
     /// `decay^(2^i)`.
     powers: [f64; 32],
+    /// `decay^count` for the counts most hits meet, as [`Decay::probability`] computes it
+    /// for any count: a lookup instead of a product per hit.
+    small: [f64; SMALL_COUNTS],
     /// `ln(decay)`: 0 for a decay of 1, negative otherwise.
-    ln_decay: f64,
+    logarithm: f64,
 }
+
+/// Counts below this have their probability in a table.
+const SMALL_COUNTS: usize = 256;
 
 impl Decay {
     /// The powers of `decay`, a number in (0, 1].
@@ -107,12 +113,24 @@ impl Decay {
             *slot = power;
             power *= power;
         }
-        Decay { powers, ln_decay: ln(decay) }
+        let mut decay = Decay { powers, small: [1.0; SMALL_COUNTS], logarithm: ln(decay) };
+        for count in 0..SMALL_COUNTS {
+            decay.small[count] = decay.product(count as u32);
+        }
+        decay
     }
 
     /// `decay^count`, the probability that a hit decrements a bucket of `count`: 1 only for a
     /// decay of 1, 0 once the power underflows.
     pub(super) fn probability(&self, count: u32) -> f64 {
+        match self.small.get(count as usize) {
+            Some(&probability) => probability,
+            None => self.product(count),
+        }
+    }
+
+    /// `decay^count` as a product of the powers of two that make up `count`.
+    fn product(&self, count: u32) -> f64 {
         let mut probability = 1.0;
         let mut rest = count;
         let mut bit = 0;
@@ -128,6 +146,16 @@ impl Decay {
 
     /// `hits` hits, in order, on a bucket of another fingerprint holding `count` (at least 1).
     pub(super) fn hit(&self, count: u32, hits: u32, rng: &mut Rng) -> Decayed {
+        if hits == 1 {
+            // TOPK.ADD's case: one hit decrements with the probability itself, one draw.
+            let probability = self.probability(count);
+            let decrements = probability >= 1.0 || (probability > 0.0 && rng.uniform() < probability);
+            return match (decrements, count) {
+                (true, 1) => Decayed::Taken(1),
+                (true, _) => Decayed::Kept(count - 1),
+                (false, _) => Decayed::Kept(count),
+            };
+        }
         let mut count = count;
         let mut left = u64::from(hits);
         while left > 0 {
@@ -175,7 +203,7 @@ impl Decay {
     /// `S(m) = m count - m (m - 1) / 2`, so the run is the largest `m` with `S(m) < L`,
     /// `L = ln(uniform) / ln(decay)`.
     fn run(&self, count: u32, cap: u64, uniform: f64) -> u64 {
-        let limit = ln(uniform) / self.ln_decay;
+        let limit = ln(uniform) / self.logarithm;
         // Exact in u128, then rounded: monotone in m, as the search needs.
         let sum = |m: u64| {
             let (m, count) = (u128::from(m), u128::from(count));

@@ -68,7 +68,9 @@ fn bucket_index(item: &[u8], row: u32, width: u32) -> usize {
 }
 
 fn read_u32(bytes: &[u8], offset: usize) -> u32 {
-    u32::from_le_bytes([bytes[offset], bytes[offset + 1], bytes[offset + 2], bytes[offset + 3]])
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[offset..offset + 4]);
+    u32::from_le_bytes(word)
 }
 
 fn write_u32(bytes: &mut [u8], offset: usize, value: u32) {
@@ -243,11 +245,14 @@ impl TopK {
     /// The slot holding the item, searched from the last as RedisBloom does: same fingerprint,
     /// same recorded length, same bytes (a slot without item compares as empty).
     fn find(&self, item: &[u8], fingerprint: u32) -> Option<usize> {
-        (0..self.k as usize).rev().find(|&slot| {
-            self.slot_field(slot, SLOT_FINGERPRINT) == fingerprint
-                && u64::from(self.slot_field(slot, SLOT_LENGTH)) == item.len() as u64
-                && self.items[slot].as_deref().map_or(&[][..], unterminated) == item
-        })
+        let slots = self.heap.as_slice().chunks_exact(SLOT_BYTES).enumerate().rev();
+        slots
+            .filter(|(_, slot)| read_u32(slot, SLOT_FINGERPRINT) == fingerprint)
+            .find(|&(index, slot)| {
+                u64::from(read_u32(slot, SLOT_LENGTH)) == item.len() as u64
+                    && self.items.get(index).and_then(|item| item.as_deref()).map_or(&[][..], unterminated) == item
+            })
+            .map(|(index, _)| index)
     }
 
     /// Counts the item `increment` times (TOPK.ADD adds 1, TOPK.INCRBY its increment) and
