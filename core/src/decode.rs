@@ -162,7 +162,11 @@ pub trait Persistent: Sized {
     /// Reads a record of any encoding version RedisBloom has written (or this crate writes),
     /// checking every value before it is trusted and refusing, with nothing allocated, a
     /// record that would need more than `max_bytes` of memory.
-    fn load_rdb(encoding_version: i32, source: &mut impl RdbSource, max_bytes: usize) -> Result<Self, DecodeError>;
+    fn load_rdb(
+        encoding_version: i32,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<Self, DecodeError>;
 
     /// Writes the record, in `ENCODING_VERSION`, that `load_rdb` and RedisBloom read back.
     /// It is also what DEBUG DIGEST-VALUE digests, so it holds every bit a later answer

@@ -132,7 +132,8 @@ fn prepare(con: &mut Connection) {
 
 pub fn run(rounds: usize) -> Vec<Row> {
     let mut servers = [("redbloom", Server::start()), ("RedisBloom", Server::start_redisbloom(&[]))];
-    let mut connections: Vec<Connection> = servers.iter_mut().map(|(_, server)| server.connection()).collect();
+    let mut connections: Vec<Connection> =
+        servers.iter_mut().map(|(_, server)| server.connection()).collect();
     for con in &mut connections {
         prepare(con);
     }

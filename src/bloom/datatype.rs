@@ -146,7 +146,12 @@ pub static METRICS: Metrics = Metrics::new(Names {
     gauges: [Some(c"filters"), Some(c"bytes"), Some(c"items"), Some(c"sub_filters")],
     adds: c"adds",
     deletes: None,
-    counters: [Some(c"lookups"), Some(c"lookups_found"), Some(c"full_filter_errors"), Some(c"refused_creations")],
+    counters: [
+        Some(c"lookups"),
+        Some(c"lookups_found"),
+        Some(c"full_filter_errors"),
+        Some(c"refused_creations"),
+    ],
 });
 
 impl Measured for Filter {

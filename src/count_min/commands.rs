@@ -5,8 +5,10 @@ use super::{create, query, update};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, READS};
 use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
 
-const BY_DIMENSIONS: &[Argument] = &[KEY, argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer)];
-const BY_PROBABILITY: &[Argument] = &[KEY, argument(c"error", Kind::Double), argument(c"probability", Kind::Double)];
+const BY_DIMENSIONS: &[Argument] =
+    &[KEY, argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer)];
+const BY_PROBABILITY: &[Argument] =
+    &[KEY, argument(c"error", Kind::Double), argument(c"probability", Kind::Double)];
 const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
 const MERGE: &[Argument] = &[
     argument(c"destination", Kind::Key),

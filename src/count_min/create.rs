@@ -56,7 +56,11 @@ fn create(
     })?;
     key.store(sketch)?;
     call.replicate_verbatim();
-    call.notify(if parse::is_keyword(call.arg(0), "cms.initbydim") { c"cms.initbydim" } else { c"cms.initbyprob" });
+    call.notify(if parse::is_keyword(call.arg(0), "cms.initbydim") {
+        c"cms.initbydim"
+    } else {
+        c"cms.initbyprob"
+    });
     call.reply_ok();
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! `redbloom_core::count_min`. The contract they keep is `docs/cms-commands.md`.
 
 pub mod commands;
-pub mod datatype;
 mod create;
+pub mod datatype;
 mod query;
 mod update;

@@ -52,7 +52,8 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         return Err(CommandError::CmsKeyMissing);
     }
     let count = parse::integer(call.arg(2)).ok_or(CommandError::CmsInvalidNumkeys)?;
-    let count = usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CommandError::CmsNumkeysNotPositive)?;
+    let count =
+        usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CommandError::CmsNumkeysNotPositive)?;
     let first_source: usize = 3;
     let after_sources = first_source.checked_add(count).ok_or(CommandError::CmsWrongNumberOfKeys)?;
     let weights_at = if call.argc() == after_sources {

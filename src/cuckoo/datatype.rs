@@ -119,7 +119,12 @@ pub static METRICS: Metrics = Metrics::new(Names {
     gauges: [Some(c"cf_filters"), Some(c"cf_bytes"), Some(c"cf_items"), Some(c"cf_sub_filters")],
     adds: c"cf_adds",
     deletes: Some(c"cf_deletes"),
-    counters: [Some(c"cf_lookups"), Some(c"cf_lookups_found"), Some(c"cf_full_filter_errors"), Some(c"cf_refused_creations")],
+    counters: [
+        Some(c"cf_lookups"),
+        Some(c"cf_lookups_found"),
+        Some(c"cf_full_filter_errors"),
+        Some(c"cf_refused_creations"),
+    ],
 });
 
 impl Measured for CuckooFilter {

@@ -81,12 +81,14 @@ pub enum Keys {
 // How commands use their key, as key specs say it.
 pub const READS: Keys = Keys::One(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
 pub const DESCRIBES: Keys = Keys::One(raw::REDISMODULE_CMD_KEY_RO);
-pub const ADDS: Keys =
-    Keys::One(raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT);
+pub const ADDS: Keys = Keys::One(
+    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT,
+);
 pub const CREATES: Keys = Keys::One(raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT);
 pub const OVERWRITES: Keys = Keys::One(OVERWRITES_FLAGS);
-pub const DELETES: Keys =
-    Keys::One(raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_DELETE);
+pub const DELETES: Keys = Keys::One(
+    raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_DELETE,
+);
 /// A merge's: it replaces its destination with what it reads from the sources.
 pub const MERGES: Keys = Keys::DestinationAndSources(OVERWRITES_FLAGS);
 const OVERWRITES_FLAGS: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
@@ -209,8 +211,11 @@ fn describe(ctx: *mut raw::RedisModuleCtx, command: &Command) {
             key_specs[1].bs.index.pos = 2;
             // The count at position 2 (offset 0), the keys right after it.
             key_specs[1].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
-            key_specs[1].fk.keynum =
-                raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 { keynumidx: 0, firstkey: 1, keystep: 1 };
+            key_specs[1].fk.keynum = raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
+                keynumidx: 0,
+                firstkey: 1,
+                keystep: 1,
+            };
         }
         let mut storage = Vec::new();
         let args = docs::to_raw(command.arguments, &mut storage);

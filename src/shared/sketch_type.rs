@@ -37,10 +37,17 @@ unsafe fn sketch_ref<'a, V>(value: *const c_void) -> &'a V {
     unsafe { &*value.cast::<V>() }
 }
 
-extern "C" fn rdb_load<V: StoredSketch>(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
+extern "C" fn rdb_load<V: StoredSketch>(
+    rdb: *mut raw::RedisModuleIO,
+    encoding_version: c_int,
+) -> *mut c_void {
     guarded(format_args!("{} rdb_load", V::KIND), ptr::null_mut(), || {
         let value = V::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb));
-        loaded(value.map_err(|error| describe(error, &format!("{}, encoding version {encoding_version}", V::KIND))))
+        loaded(
+            value.map_err(|error| {
+                describe(error, &format!("{}, encoding version {encoding_version}", V::KIND))
+            }),
+        )
     })
 }
 

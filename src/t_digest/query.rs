@@ -35,7 +35,10 @@ pub fn max(call: &Call) -> Result<(), CommandError> {
 }
 
 /// The arguments from position 2 on, each read by `read`, stopping at the first refused.
-fn arguments<T>(call: &Call, read: impl Fn(&[u8]) -> Result<T, CommandError>) -> Result<Vec<T>, CommandError> {
+fn arguments<T>(
+    call: &Call,
+    read: impl Fn(&[u8]) -> Result<T, CommandError>,
+) -> Result<Vec<T>, CommandError> {
     call.args_from(2).map(read).collect()
 }
 
@@ -45,7 +48,11 @@ pub fn quantile(call: &Call) -> Result<(), CommandError> {
     let digest = digest_of(&key)?;
     let quantiles = arguments(call, |text| {
         let quantile = parse::double(text).ok_or(CommandError::TDigestBadQuantile)?;
-        if (0.0..=1.0).contains(&quantile) { Ok(quantile) } else { Err(CommandError::TDigestQuantileOutOfRange) }
+        if (0.0..=1.0).contains(&quantile) {
+            Ok(quantile)
+        } else {
+            Err(CommandError::TDigestQuantileOutOfRange)
+        }
     })?;
     let values = digest.quantiles(&quantiles).map_err(|_| CommandError::TDigestAllocationFailed)?;
     METRICS.count_lookups(values.len(), 0);

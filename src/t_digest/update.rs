@@ -100,7 +100,10 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
     let mut destination = call.open_key_for_writing();
     let exists = destination.get::<TDigest>()?.is_some();
     let count = crate::shared::parse::integer(call.arg(2)).ok_or(CommandError::TDigestBadNumkeys)?;
-    let count = usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CommandError::TDigestNumkeysNotPositive)?;
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&count| count > 0)
+        .ok_or(CommandError::TDigestNumkeysNotPositive)?;
     let first_source = 3;
     let after_sources = first_source + count;
     if after_sources > call.argc() {
@@ -122,11 +125,13 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         sources.push(key.get::<TDigest>()?.ok_or(CommandError::TDigestKeyMissing)?);
     }
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
-    let mut merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(|error| match error {
-        MergeError::Invalid => CommandError::TDigestCompressionNotPositive,
-        MergeError::TooLarge | MergeError::OutOfMemory => CommandError::TDigestMergeAllocationFailed,
-        MergeError::Overflow => CommandError::TDigestOverflow,
-    })?;
+    let mut merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(
+        |error| match error {
+            MergeError::Invalid => CommandError::TDigestCompressionNotPositive,
+            MergeError::TooLarge | MergeError::OutOfMemory => CommandError::TDigestMergeAllocationFailed,
+            MergeError::Overflow => CommandError::TDigestOverflow,
+        },
+    )?;
     drop(sources);
     merged.compress();
     destination.store(merged)?;

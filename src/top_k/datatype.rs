@@ -9,7 +9,8 @@ use redbloom_core::decode::Persistent;
 use redbloom_core::top_k::TopK;
 use redis_module::native_types::RedisType;
 
-pub static TOP_K_TYPE: RedisType = RedisType::new("TopK-TYPE", TopK::ENCODING_VERSION, sketch_methods::<TopK>());
+pub static TOP_K_TYPE: RedisType =
+    RedisType::new("TopK-TYPE", TopK::ENCODING_VERSION, sketch_methods::<TopK>());
 
 /// The `INFO bf` fields of Top-K lists.
 pub static METRICS: Metrics = Metrics::new(Names {

@@ -35,13 +35,14 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
         (u64::from(DEFAULT_WIDTH), u64::from(DEFAULT_DEPTH), DEFAULT_DECAY)
     };
     let seed = murmur64a(call.arg(1), SEED_OF_SEEDS);
-    let sketch = TopK::new(k, width, depth, decay, seed, call.max_filter_bytes()).map_err(|error| match error {
-        SizeError::Invalid(parameter) => CommandError::TopKInvalid(parameter),
-        SizeError::TooLarge | SizeError::OutOfMemory => {
-            METRICS.count_refused_creation();
-            CommandError::TopKInsufficientMemory
-        }
-    })?;
+    let sketch =
+        TopK::new(k, width, depth, decay, seed, call.max_filter_bytes()).map_err(|error| match error {
+            SizeError::Invalid(parameter) => CommandError::TopKInvalid(parameter),
+            SizeError::TooLarge | SizeError::OutOfMemory => {
+                METRICS.count_refused_creation();
+                CommandError::TopKInsufficientMemory
+            }
+        })?;
     key.store(sketch)?;
     call.replicate_verbatim();
     call.notify(c"topk.reserve");

@@ -148,7 +148,11 @@ fn run_redis_py_suite(server: &Server) {
     let python = client_path("CLIENTS_PYTHON", "target/venv/bin/python");
     let tests = client_path("REDIS_PY_TESTS", "target/redis-py-tests/redis-8.1.0");
     for needed in [python.clone(), tests.join("tests/test_bloom.py")] {
-        assert!(needed.exists(), "{} is missing: `make clients` installs it (make test does)", needed.display());
+        assert!(
+            needed.exists(),
+            "{} is missing: `make clients` installs it (make test does)",
+            needed.display()
+        );
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/redis_py_suite.py");
     let output = Command::new(&python)
@@ -157,7 +161,8 @@ fn run_redis_py_suite(server: &Server) {
         .env("REDIS_PY_TESTS", &tests)
         .output()
         .unwrap_or_else(|error| panic!("{} could not be run: {error}", python.display()));
-    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "{}:\n{text}", script.display());
 }
 

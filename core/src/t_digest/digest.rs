@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::f64::consts::PI;
 
+use super::centroid::Centroid;
 use super::sort::sort_after;
-use super::Centroid;
 use crate::bytes::AllocationFailed;
 
 /// The compression TDIGEST.CREATE gives a digest when none is asked for.
@@ -290,7 +290,8 @@ impl TDigest {
             return;
         }
         let total = self.merged_weight as f64 + self.unmerged_weight as f64;
-        if let Some((merged_nodes, merged_weight)) = compress_nodes(&mut self.nodes, self.merged_nodes, total, self.compression)
+        if let Some((merged_nodes, merged_weight)) =
+            compress_nodes(&mut self.nodes, self.merged_nodes, total, self.compression)
         {
             self.nodes.truncate(merged_nodes);
             self.merged_nodes = merged_nodes;
@@ -401,7 +402,12 @@ impl std::fmt::Debug for TDigest {
 /// RedisBloom's `td_compress` on a node array holding `total` observations: sorts it, then,
 /// unless `total` is 1 or less (where RedisBloom stops after the sort), merges neighbours and
 /// answers how many centroids that left and their weight.
-fn compress_nodes(nodes: &mut [Centroid], merged: usize, total: f64, compression: u64) -> Option<(usize, i64)> {
+fn compress_nodes(
+    nodes: &mut [Centroid],
+    merged: usize,
+    total: f64,
+    compression: u64,
+) -> Option<(usize, i64)> {
     sort_after(nodes, merged);
     // RedisBloom also checks here for weights that overflow a double, which i64 weights
     // cannot, and for an infinite normalizer, which a total above 1 rules out.
@@ -429,7 +435,8 @@ fn compress_nodes(nodes: &mut [Centroid], merged: usize, total: f64, compression
     }
     // `total` is a double, exact to 2^53 only; the centroids' own sum keeps the record whole
     // past it (a save must load back).
-    let centroids_weight = nodes.iter().take(current + 1).fold(0i64, |sum, node| sum.saturating_add(node.weight));
+    let centroids_weight =
+        nodes.iter().take(current + 1).fold(0i64, |sum, node| sum.saturating_add(node.weight));
     Some((current + 1, (total as i64).max(centroids_weight)))
 }
 

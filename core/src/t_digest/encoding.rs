@@ -17,8 +17,8 @@
 //!
 //! [`MAX_COMPRESSION`]: super::MAX_COMPRESSION
 
+use super::centroid::Centroid;
 use super::digest::{capacity_for, memory_for, try_vec, TDigest, MAX_COMPRESSION};
-use super::Centroid;
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 
 /// 2^63: weights and counts are below it.

@@ -24,6 +24,7 @@
 //!
 //! [`Persistent`]: crate::decode::Persistent
 
+mod centroid;
 mod digest;
 mod encoding;
 mod reads;
@@ -34,10 +35,3 @@ mod tests;
 pub use digest::{
     AddError, MergeError, SizeError, TDigest, TDigestInfo, DEFAULT_COMPRESSION, MAX_COMPRESSION,
 };
-
-/// One centroid: the mean of the values it holds, and how many (RedisBloom's `long long`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Centroid {
-    mean: f64,
-    weight: i64,
-}

@@ -10,8 +10,8 @@
 //! very answer, for any digest of values below about `1e290` (and fewer than 10^16
 //! observations).
 
+use super::centroid::Centroid;
 use super::digest::{try_vec, Compressed, TDigest};
-use super::Centroid;
 use crate::bytes::AllocationFailed;
 
 /// What the rank commands answer for an empty digest.

@@ -9,7 +9,7 @@
 //! order they are sorted in changes nothing). A range of equal means, where the quicksort
 //! peels one element per pass, is permuted in one pass as the quicksort would have.
 
-use super::Centroid;
+use super::centroid::Centroid;
 
 /// Deferred ranges: each is at least as large as the one worked on next, which at most halves
 /// what is left, so 64 suffice for any slice.

@@ -7,6 +7,7 @@
 
 use proptest::prelude::*;
 
+use super::centroid::Centroid;
 use super::*;
 use crate::decode::{DecodeError, Persistent, Record, RecordValue};
 

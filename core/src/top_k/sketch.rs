@@ -2,7 +2,7 @@
 //! and list, with the decay drawn as the `decay` module says.
 
 use super::decay::{Decay, Decayed, Rng};
-use super::{Parameter, SizeError};
+use super::params::{Parameter, SizeError};
 use crate::bytes::{AllocationFailed, ByteArray};
 use crate::murmur::murmur2;
 
@@ -250,7 +250,8 @@ impl TopK {
             .filter(|(_, slot)| read_u32(slot, SLOT_FINGERPRINT) == fingerprint)
             .find(|&(index, slot)| {
                 u64::from(read_u32(slot, SLOT_LENGTH)) == item.len() as u64
-                    && self.items.get(index).and_then(|item| item.as_deref()).map_or(&[][..], unterminated) == item
+                    && self.items.get(index).and_then(|item| item.as_deref()).map_or(&[][..], unterminated)
+                        == item
             })
             .map(|(index, _)| index)
     }

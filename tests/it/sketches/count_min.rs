@@ -120,7 +120,9 @@ fn answers_are_redisbloom_answers() {
 fn a_sketch_beyond_the_budget_is_refused_without_trying() {
     let server = Server::start_with(&["max-filter-bytes", "1048576"], &[]);
     let mut con = server.connection();
-    for command in [&["CMS.INITBYDIM", "k", "1000000", "1000"][..], &["CMS.INITBYPROB", "k", "0.0000001", "0.001"]] {
+    for command in
+        [&["CMS.INITBYDIM", "k", "1000000", "1000"][..], &["CMS.INITBYPROB", "k", "0.0000001", "0.001"]]
+    {
         assert_eq!(err(&mut con, command), "CMS: Insufficient memory to create the key");
     }
     assert_eq!(ok(&mut con, &["EXISTS", "k"]), redis::Value::Int(0));

@@ -47,7 +47,8 @@ fn parse(payload: &[u8]) -> Option<(String, i32, Record)> {
         return None;
     }
     let id = cursor.length()?;
-    let name: String = (0..9).map(|index| CHARACTERS[((id >> (10 + 6 * (8 - index))) & 63) as usize] as char).collect();
+    let name: String =
+        (0..9).map(|index| CHARACTERS[((id >> (10 + 6 * (8 - index))) & 63) as usize] as char).collect();
     let mut record = Record::default();
     loop {
         let value = match cursor.length()? {
@@ -84,7 +85,11 @@ fn mutated(random: &mut Random, name: &str, version: i32, record: &Record) -> Ve
         _ => match record.0.get_mut(at) {
             Some(RecordValue::Unsigned(value)) => {
                 let raised = [value.wrapping_add(1), value.wrapping_sub(1), value.wrapping_mul(2)];
-                *value = if random.below(2) == 0 { edges[random.below(edges.len())] } else { raised[random.below(3)] };
+                *value = if random.below(2) == 0 {
+                    edges[random.below(edges.len())]
+                } else {
+                    raised[random.below(3)]
+                };
             }
             Some(RecordValue::Signed(value)) => *value = edges[random.below(edges.len())] as i64,
             Some(RecordValue::Double(value)) => {
@@ -120,9 +125,14 @@ fn exercise(con: &mut Connection, key: &str) {
         Value::SimpleString(kind) if kind == "CMSk-TYPE" => {
             &["CMS.INFO", "CMS.QUERY {} a b", "CMS.INCRBY {} a 1 b 1000", "CMS.MERGE {} 1 {} WEIGHTS 2"]
         }
-        Value::SimpleString(kind) if kind == "TopK-TYPE" => {
-            &["TOPK.INFO", "TOPK.LIST {} WITHCOUNT", "TOPK.ADD {} a b a c", "TOPK.INCRBY {} a 100000", "TOPK.QUERY {} a z", "TOPK.COUNT {} a z"]
-        }
+        Value::SimpleString(kind) if kind == "TopK-TYPE" => &[
+            "TOPK.INFO",
+            "TOPK.LIST {} WITHCOUNT",
+            "TOPK.ADD {} a b a c",
+            "TOPK.INCRBY {} a 100000",
+            "TOPK.QUERY {} a z",
+            "TOPK.COUNT {} a z",
+        ],
         Value::SimpleString(kind) if kind == "TDIS-TYPE" => &[
             "TDIGEST.INFO",
             "TDIGEST.MIN",
@@ -139,7 +149,8 @@ fn exercise(con: &mut Connection, key: &str) {
         other => panic!("{key} holds {other:?}"),
     };
     for command in commands {
-        let text = if command.contains("{}") { command.replace("{}", key) } else { format!("{command} {key}") };
+        let text =
+            if command.contains("{}") { command.replace("{}", key) } else { format!("{command} {key}") };
         let args = words(&text);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         // An error is a fine answer; a dropped connection is not.
@@ -148,7 +159,8 @@ fn exercise(con: &mut Connection, key: &str) {
     assert_eq!(ok(con, &["PING"]), Value::SimpleString("PONG".into()), "after commands on {key}");
     let before = digest(con, key);
     let payload = dump_payload(con, key);
-    call_bytes(con, &[b"RESTORE", b"hostile:copy", b"0", &payload, b"REPLACE"]).expect("RESTORE of its own DUMP");
+    call_bytes(con, &[b"RESTORE", b"hostile:copy", b"0", &payload, b"REPLACE"])
+        .expect("RESTORE of its own DUMP");
     assert_eq!(digest(con, "hostile:copy"), before, "{key}: DUMP and RESTORE");
 }
 
@@ -182,7 +194,10 @@ fn mutated_sketch_payloads_are_refused_or_sound() {
         assert_eq!(ok(&mut con, &["PING"]), Value::SimpleString("PONG".into()), "round {round}");
     }
     eprintln!("{loaded} mutated payloads loaded and worked, {refused} refused");
-    assert!(loaded > 100 && refused > 100, "the mutations test both paths: {loaded} loaded, {refused} refused");
+    assert!(
+        loaded > 100 && refused > 100,
+        "the mutations test both paths: {loaded} loaded, {refused} refused"
+    );
     ok(&mut con, &["DEBUG", "RELOAD"]);
     assert_eq!(ok(&mut con, &["GET", "bystander"]), Value::BulkString(b"untouched".to_vec()));
 }

@@ -9,10 +9,10 @@
 
 mod count_min;
 mod hostile;
-mod top_k;
 mod persistence;
 mod switching;
 mod t_digest;
+mod top_k;
 
 use crate::harness::*;
 use redis::{Connection, Value};
@@ -50,7 +50,10 @@ pub fn same_value(ours: &Value, theirs: &Value) -> bool {
         }
         (Value::Map(ours), Value::Map(theirs)) => {
             ours.len() == theirs.len()
-                && ours.iter().zip(theirs).all(|((k1, v1), (k2, v2))| same_value(k1, k2) && same_value(v1, v2))
+                && ours
+                    .iter()
+                    .zip(theirs)
+                    .all(|((k1, v1), (k2, v2))| same_value(k1, k2) && same_value(v1, v2))
         }
         (Value::Double(_), Value::Double(_)) | (Value::BulkString(_), Value::BulkString(_))
             if ours != theirs =>
@@ -72,7 +75,8 @@ fn close(a: f64, b: f64) -> bool {
 /// every reply is RedisBloom's.
 pub fn assert_same_replies(ours: &Server, theirs: &Server, script: &Script) {
     for protocol in [false, true] {
-        let connect = |server: &Server| if protocol { server.connection_resp3() } else { server.connection() };
+        let connect =
+            |server: &Server| if protocol { server.connection_resp3() } else { server.connection() };
         let (mut mine, mut reference) = (connect(ours), connect(theirs));
         ok(&mut mine, &["FLUSHALL"]);
         ok(&mut reference, &["FLUSHALL"]);
@@ -82,7 +86,11 @@ pub fn assert_same_replies(ours: &Server, theirs: &Server, script: &Script) {
                 (Ok(a), Ok(b)) => same_value(a, b),
                 (a, b) => a == b,
             };
-            assert!(same, "RESP{} {command:?}: redbloom {got:?}, RedisBloom {expected:?}", if protocol { 3 } else { 2 });
+            assert!(
+                same,
+                "RESP{} {command:?}: redbloom {got:?}, RedisBloom {expected:?}",
+                if protocol { 3 } else { 2 }
+            );
         }
     }
 }
@@ -97,7 +105,9 @@ pub fn read_after_digest_writes(script: Script) -> Script {
     let mut read = Script::new();
     for command in script {
         let name = command.first().map(|name| name.to_ascii_uppercase()).unwrap_or_default();
-        let written = matches!(name.as_str(), "TDIGEST.ADD" | "TDIGEST.MERGE").then(|| command.get(1).cloned()).flatten();
+        let written = matches!(name.as_str(), "TDIGEST.ADD" | "TDIGEST.MERGE")
+            .then(|| command.get(1).cloned())
+            .flatten();
         read.push(command);
         if let Some(key) = written {
             read.push(vec!["TDIGEST.QUANTILE".into(), key, "0.5".into()]);

@@ -96,7 +96,8 @@ fn run(con: &mut Connection, script: &Script) {
 
 fn assert_same(ours: &mut Connection, theirs: &mut Connection, moment: &str) {
     let script = reads();
-    for ((command, got), expected) in script.iter().zip(replies(ours, &script)).zip(replies(theirs, &script)) {
+    for ((command, got), expected) in script.iter().zip(replies(ours, &script)).zip(replies(theirs, &script))
+    {
         let same = match (&got, &expected) {
             (Ok(a), Ok(b)) => same_value(a, b),
             _ => false,
