@@ -391,28 +391,6 @@ fn corrupt_redisbloom_payloads_are_refused() {
     assert!(ours.log().contains("RedisBloom's encoding version 4"));
 }
 
-/// An RDB that also holds RedisBloom's other types cannot be loaded: the log says which type
-/// and what to do, before Redis's own error.
-#[test]
-fn other_redisbloom_types_are_named_in_the_log() {
-    for (create, name) in [
-        (&["CMS.INITBYDIM", "k", "10", "5"][..], "CMSk-TYPE"),
-        (&["TOPK.RESERVE", "k", "5"][..], "TopK-TYPE"),
-        (&["TDIGEST.CREATE", "k"][..], "TDIS-TYPE"),
-    ] {
-        let theirs = Server::start_redisbloom(&[]);
-        let mut con = theirs.connection();
-        ok(&mut con, &["BF.ADD", "bloom", "x"]);
-        ok(&mut con, create);
-        ok(&mut con, &["SAVE"]);
-        let mut ours = Server::prepared(module_path(), &[], &[]);
-        ours.take_file(&theirs, "dump.rdb");
-        let log = ours.run_until_exit();
-        assert!(log.contains(&format!("(type {name}")), "{name}: {log}");
-        assert!(log.contains("redbloom does not implement"), "{log}");
-    }
-}
-
 /// Random command sequences, sent to RedisBloom and to this module creating filters in
 /// RedisBloom's format: the same replies, and the same filters byte for byte.
 #[test]
