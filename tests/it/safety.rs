@@ -175,6 +175,17 @@ fn access_control_by_key_pattern_and_category() {
         };
         let names: Vec<String> =
             names.iter().map(|name| String::from_utf8(bulk(name.clone())).unwrap()).collect();
+        // The sketches' commands have a category each of their own.
+        for (prefix, category) in [("cms.", "@cms"), ("topk.", "@topk"), ("tdigest.", "@tdigest")] {
+            let of_sketch: Vec<&String> = names.iter().filter(|name| name.starts_with(prefix)).collect();
+            assert!(!of_sketch.is_empty(), "{prefix}");
+            for name in of_sketch {
+                let info = format!("{:?}", ok(&mut admin, &["COMMAND", "INFO", name]));
+                assert!(info.contains(category), "{name}: {info}");
+            }
+        }
+        let names: Vec<String> =
+            names.into_iter().filter(|name| name.starts_with("bf.") || name.starts_with("cf.")).collect();
         assert_eq!(names.len(), 25, "{names:?}");
         ok(&mut admin, &["ACL", "SETUSER", "bloom-only", "on", "nopass", "~*", "+@bloom"]);
         ok(&mut admin, &["ACL", "SETUSER", "cuckoo-only", "on", "nopass", "~*", "+@cuckoo"]);
