@@ -56,15 +56,14 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CommandError::CmsNumkeysNotPositive)?;
     let first_source: usize = 3;
     let after_sources = first_source.checked_add(count).ok_or(CommandError::CmsWrongNumberOfKeys)?;
-    let weights_at = if call.argc() == after_sources {
-        None
-    } else if after_sources < call.argc() && parse::is_keyword(call.arg(after_sources), "WEIGHTS") {
-        if call.argc() != after_sources + 1 + count {
-            return Err(CommandError::CmsWrongNumberOfKeysAndWeights);
-        }
-        Some(after_sources + 1)
-    } else {
-        return Err(CommandError::CmsWrongNumberOfKeys);
+    // RedisBloom looks for the keyword among every argument from the first source on, so a
+    // source named `weights` is taken for it.
+    let keyword_at = (first_source..call.argc()).find(|&index| parse::is_keyword(call.arg(index), "WEIGHTS"));
+    let weights_at = match keyword_at {
+        None if call.argc() == after_sources => None,
+        None => return Err(CommandError::CmsWrongNumberOfKeys),
+        Some(at) if at == after_sources && call.argc() == after_sources + 1 + count => Some(at + 1),
+        Some(_) => return Err(CommandError::CmsWrongNumberOfKeysAndWeights),
     };
     let mut sources = Vec::with_capacity(count);
     for index in 0..count {

@@ -73,6 +73,10 @@ fn answers_are_redisbloom_answers() {
          CMS.MERGE c 1 a WEIGHTS 1 2
          CMS.MERGE c 2 a d WEIGHTS 1 x
          CMS.MERGE c 1 nokey
+         CMS.MERGE c 1 weights
+         CMS.MERGE c 1 WEIGHTS 1
+         CMS.MERGE c 2 a WEIGHTS 1 2
+         CMS.MERGE c 2 a a WEIGHTS 1 2 3
          CMS.MERGE c 2 c a WEIGHTS 3 1
          CMS.QUERY c foo bar
          CMS.MERGE c 1 a WEIGHTS -1
