@@ -8,11 +8,10 @@ fn script(lines: &str) -> Script {
     lines.lines().map(str::trim).filter(|line| !line.is_empty()).map(words).collect()
 }
 
-/// Creation, increments, queries, info and merges, with every refusal RedisBloom answers,
-/// on a narrow sketch where items collide.
-#[test]
-fn answers_are_redisbloom_answers() {
-    let mut commands = script(
+/// Every refusal RedisBloom answers, and increments, queries, info and merges on a narrow
+/// sketch where items collide.
+fn refusals_and_merges() -> Script {
+    script(
         "CMS.INITBYDIM a 100 5
          CMS.INITBYDIM a 100 5
          CMS.INITBYDIM b 0 5
@@ -98,7 +97,14 @@ fn answers_are_redisbloom_answers() {
          CMS.INITBYDIM str 10 10
          CMS.MERGE c 1 str
          CMS.MERGE str 1 a",
-    );
+    )
+}
+
+/// Creation, increments, queries, info and merges, with every refusal RedisBloom answers,
+/// on a narrow sketch where items collide.
+#[test]
+fn answers_are_redisbloom_answers() {
+    let mut commands = refusals_and_merges();
     // Many items on 100 columns: collisions in every row.
     let mut random = Random::seeded();
     for _ in 0..20 {
