@@ -58,7 +58,7 @@ macro_rules! command_table {
                     argv: *mut *mut redis_module::raw::RedisModuleString,
                     argc: std::ffi::c_int,
                 ) -> std::ffi::c_int {
-                    $crate::shared::command::run(ctx, argv, argc, $arity, $handler)
+                    $crate::shared::command::run(ctx, argv, argc, $arity, $keys, $handler)
                 }
                 entry
             },
@@ -73,8 +73,11 @@ pub enum Keys {
     /// One key, at position 1.
     One(u32),
     /// A destination at position 1, then the number of sources and the source keys: what
-    /// CMS.MERGE and TDIGEST.MERGE take. Declared, so that a cluster refuses sources in other
-    /// slots (CROSSSLOT) instead of the command not finding them.
+    /// CMS.MERGE and TDIGEST.MERGE take. Declared twice, so that a cluster refuses sources in
+    /// other slots (CROSSSLOT) instead of the command not finding them: as key specs (COMMAND
+    /// GETKEYS, ACLs), and through the `getkeys-api` flag, since Redis 7.0's cluster finds a
+    /// module command's keys by that API or the first-last-step range, not by key specs. Such a
+    /// command's table entry carries the flag.
     DestinationAndSources(u32),
 }
 
@@ -100,6 +103,7 @@ pub fn run(
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
     arity: c_int,
+    keys: Keys,
     handler: Handler,
 ) -> c_int {
     let argv = match usize::try_from(argc) {
@@ -107,6 +111,13 @@ pub fn run(
         Ok(len) if !argv.is_null() => unsafe { std::slice::from_raw_parts(argv, len) },
         _ => &[],
     };
+    if let Keys::DestinationAndSources(_) = keys {
+        // SAFETY: a live context of this call.
+        if unsafe { raw::RedisModule_IsKeysPositionRequest.is_some_and(|f| f(ctx) != 0) } {
+            report_merge_keys(ctx, argv);
+            return raw::Status::Ok as c_int;
+        }
+    }
     let call = Call { ctx, argv };
     let arity_holds =
         if arity >= 0 { argv.len() == arity as usize } else { argv.len() >= arity.unsigned_abs() as usize };
@@ -122,6 +133,28 @@ pub fn run(
         call.reply_error(error);
     }
     raw::Status::Ok as c_int
+}
+
+/// Tells Redis where a merge's keys are: the destination, then as many sources as the count
+/// says, of those present (a count the arguments cannot hold is the command's own error).
+fn report_merge_keys(ctx: *mut raw::RedisModuleCtx, argv: &[*mut raw::RedisModuleString]) {
+    let mut count = 0i64;
+    // SAFETY: live argument strings of this call; `count` is written by the API.
+    let counted = argv.get(2).is_some_and(|&text| unsafe {
+        raw::RedisModule_StringToLongLong
+            .is_some_and(|f| f(text, &raw mut count) == raw::REDISMODULE_OK as c_int)
+    });
+    let sources = if counted { usize::try_from(count).unwrap_or(0) } else { 0 };
+    let last = argv.len().min(3usize.saturating_add(sources));
+    // SAFETY: a key-position request's context; positions are within the arguments.
+    unsafe {
+        if let Some(key_at) = raw::RedisModule_KeyAtPos {
+            key_at(ctx, 1);
+            for position in 3..last {
+                key_at(ctx, position as c_int);
+            }
+        }
+    }
 }
 
 static CATEGORIES_ADDED: AtomicBool = AtomicBool::new(false);

@@ -421,3 +421,53 @@ fn filters_survive_resharding_and_failover_bit_for_bit() {
     assert_all_present(&cluster, &acknowledged);
     assert_digests(&cluster, &expected, &format!("after {master} was killed and {replica} took over"));
 }
+
+/// The sketches in a cluster: a merge of sources in the destination's slot works, one of
+/// sources in other slots is refused (CROSSSLOT: the merges declare their source keys, which
+/// RedisBloom does not), and every kind moves with its slot when the cluster reshards, bit for
+/// bit, its replica holding it too.
+#[test]
+fn sketches_merge_within_a_slot_and_move_with_it() {
+    let cluster = Cluster::start();
+    let mut con = cluster.client();
+    let keys = ["{s}cms", "{s}cms:2", "{s}topk", "{s}td", "{s}td:2"];
+    for command in [
+        "CMS.INITBYDIM {s}cms 100 4",
+        "CMS.INITBYDIM {s}cms:2 100 4",
+        "CMS.INCRBY {s}cms a 3 b 4",
+        "CMS.INCRBY {s}cms:2 a 1",
+        "CMS.MERGE {s}cms:2 2 {s}cms {s}cms:2 WEIGHTS 2 1",
+        "TOPK.RESERVE {s}topk 3 20 3 0.9",
+        "TOPK.ADD {s}topk a b a c d a",
+        "TDIGEST.CREATE {s}td",
+        "TDIGEST.ADD {s}td 1 2 3 4 5",
+        "TDIGEST.MERGE {s}td:2 1 {s}td",
+        "CMS.INITBYDIM {t}cms 100 4",
+    ] {
+        let args: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        cluster_call(&mut con, &args).unwrap_or_else(|error| panic!("{command}: {error}"));
+    }
+    let owner = cluster.owner("{s}cms");
+    let mut owner_con = owner.server.connection();
+    for merge in [
+        &["CMS.MERGE", "{s}cms", "1", "{t}cms"][..],
+        &["TDIGEST.MERGE", "{s}td", "1", "{t}td"],
+    ] {
+        let error = err(&mut owner_con, merge);
+        assert!(error.starts_with("CROSSSLOT"), "{merge:?}: {error}");
+    }
+    let digests: Vec<String> = keys.iter().map(|key| digest(&mut owner_con, key)).collect();
+    let from = owner.id.clone();
+    let to = cluster.masters().into_iter().map(|(id, _)| id).find(|id| *id != from).expect("another master");
+    // `{s}` hashes to slot 3828, in the first master's 0-5460: its first 4000 slots move.
+    cluster.reshard(&from, &to, 4000);
+    cluster.wait_until_settled(3);
+    let new_owner = cluster.owner("{s}cms");
+    assert_ne!(new_owner.id, from, "the slot moved");
+    let mut new_con = new_owner.server.connection();
+    let moved: Vec<String> = keys.iter().map(|key| digest(&mut new_con, key)).collect();
+    assert_eq!(moved, digests, "after MIGRATE");
+    let mut con = cluster.client();
+    let counts: Vec<i64> = redis::cmd("CMS.QUERY").arg("{s}cms:2").arg("a").arg("b").query(&mut con).unwrap();
+    assert_eq!(counts, [7, 8]);
+}
