@@ -18,6 +18,7 @@ pub mod hash;
 pub mod params;
 pub mod redisbloom;
 pub mod sub_filter;
+pub mod window;
 
 #[cfg(test)]
 mod properties;

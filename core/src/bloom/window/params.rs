@@ -1,9 +1,7 @@
 //! What a user may ask of a windowed filter, and how that becomes generations: their span in
 //! time, how many can be alive at once, and the capacity and error rate each is sized for.
 
-use crate::bloom::params::{
-    checked_error_rate, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, TIGHTENING_RATIO,
-};
+use crate::bloom::params::{checked_error_rate, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, TIGHTENING_RATIO};
 
 /// The shortest window, in milliseconds.
 pub const MIN_WINDOW_MS: u64 = 1;
@@ -13,7 +11,7 @@ pub const MAX_WINDOW_MS: u64 = 1 << 40;
 
 /// Generations when `GENERATIONS` is not given. Four keeps the slack (how long after its
 /// window an item may still answer 1) at a quarter of the window and a lookup at five
-/// generations, with memory within 6% of the best choice for this design (see the module
+/// generations, with memory within 5% of the best choice for this design (see the module
 /// documentation's table).
 pub const DEFAULT_GENERATIONS: u32 = 4;
 /// The fewest generations.

@@ -1,0 +1,278 @@
+//! The binary form of a windowed filter, shared by RDB, AOF rewrite and SCANDUMP/LOADCHUNK,
+//! in the same shape as a plain filter's: a header, then the bit arrays of every link of
+//! every generation (generations oldest first, links oldest first) as one byte space cut into
+//! chunks of at most [`CHUNK_BYTES`] that never cross a link. The dump protocol of plain
+//! filters therefore carries it unchanged; only the header differs, and its magic tells
+//! them apart.
+//!
+//! Header, all integers little-endian:
+//! ```text
+//! magic "RBLW" | version u8 = 1 | flags u8 = 0
+//! | window ms u64 | generations u32 | capacity u64 | error rate f64 | expansion u32
+//! | current span start ms u64 | generation count u32
+//! then per generation, oldest first:
+//!   start ms u64 | latest items u64 | chain header length u32 | chain header
+//! ```
+//! where each chain header is the plain filter's (see [`crate::bloom::encoding`]). Times are
+//! absolute (milliseconds since the epoch), so that a filter loaded after a downtime longer
+//! than its window forgets, at its first rotation, what expired meanwhile.
+//!
+//! The RDB record ([`Persistent`]) is the header as one string, then each link's bits as
+//! one string, in the order above.
+//!
+//! Decoding trusts nothing: the parameters must be ones [`WindowParams::new`] accepts; the
+//! span starts must lie on the span grid, rise strictly, and belong to generations a
+//! rotation to the current span would have kept; each chain header must decode (the plain
+//! filter's checks), scale as the window says and keep at most the window's share of the
+//! error rate (its capacity may differ: a later version may size generations otherwise);
+//! every generation is held to what is left of the memory budget before its bits are
+//! allocated.
+
+use super::filter::{Generation, WindowFilter};
+use super::params::WindowParams;
+use crate::bloom::chain::MAX_LINKS;
+use crate::bloom::encoding::{self, ChunkError, CHUNK_BYTES};
+use crate::bytes::ByteArray;
+use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource, Reader};
+
+/// The first bytes of a windowed filter's header. A plain filter's starts with `RBLF` (or,
+/// in RedisBloom's format, with an item count): LOADCHUNK looks here first.
+pub const MAGIC: &[u8; 4] = b"RBLW";
+const VERSION: u8 = 1;
+const FIXED_HEADER_BYTES: usize = 4 + 1 + 1 + 8 + 4 + 8 + 8 + 4 + 8 + 4;
+const GENERATION_HEADER_BYTES: usize = 8 + 8 + 4;
+/// The longest chain header a generation can have: the plain header of a full chain.
+const MAX_CHAIN_HEADER_BYTES: usize = 4 + 1 + 1 + 4 + 4 + MAX_LINKS * (8 + 8 + 4 + 8 + 8 + 4);
+
+/// Whether a header is a windowed filter's (the rest is checked by decoding it).
+pub fn is_window_header(header: &[u8]) -> bool {
+    header.starts_with(MAGIC)
+}
+
+impl WindowFilter {
+    /// The first piece of a dump: the header above.
+    pub fn encode_header(&self) -> Vec<u8> {
+        let chains: Vec<Vec<u8>> =
+            self.generations().map(|generation| encoding::encode_header(generation.filter())).collect();
+        let chain_bytes: usize = chains.iter().map(Vec::len).sum();
+        let mut header =
+            Vec::with_capacity(FIXED_HEADER_BYTES + chains.len() * GENERATION_HEADER_BYTES + chain_bytes);
+        let params = &self.params;
+        header.extend_from_slice(MAGIC);
+        header.push(VERSION);
+        header.push(0);
+        header.extend_from_slice(&params.window_ms().to_le_bytes());
+        header.extend_from_slice(&params.generations().to_le_bytes());
+        header.extend_from_slice(&params.capacity().to_le_bytes());
+        header.extend_from_slice(&params.error_rate().to_le_bytes());
+        header.extend_from_slice(&params.expansion().to_le_bytes());
+        header.extend_from_slice(&self.current_start_ms.to_le_bytes());
+        header.extend_from_slice(&(chains.len() as u32).to_le_bytes());
+        for (generation, chain) in self.generations().zip(&chains) {
+            header.extend_from_slice(&generation.start_ms().to_le_bytes());
+            header.extend_from_slice(&generation.latest_items().to_le_bytes());
+            header.extend_from_slice(&(chain.len() as u32).to_le_bytes());
+            header.extend_from_slice(chain);
+        }
+        header
+    }
+
+    /// Builds the filter a header describes, bits all clear, for its chunks to fill.
+    pub fn decode_header(header: &[u8], max_bytes: usize) -> Result<WindowFilter, DecodeError> {
+        WindowFilter::decode_header_with(header, max_bytes, encoding::clear_bits)
+    }
+
+    /// As [`decode_header`](Self::decode_header), each link's bits, in order, from `bits`
+    /// (given the length the header says), once the generation has been checked and held to
+    /// what is left of the budget: an RDB's strings become the filter's bits without a copy.
+    pub fn decode_header_with(
+        header: &[u8],
+        max_bytes: usize,
+        mut bits: impl FnMut(u64) -> Result<ByteArray, DecodeError>,
+    ) -> Result<WindowFilter, DecodeError> {
+        let mut reader = Reader(header);
+        if reader.take(4)? != MAGIC {
+            return Err(DecodeError::Malformed("not a windowed filter header"));
+        }
+        if reader.u8()? != VERSION {
+            return Err(DecodeError::Malformed("unknown encoding version"));
+        }
+        if reader.u8()? != 0 {
+            return Err(DecodeError::Malformed("unknown flags"));
+        }
+        let params = read_params(&mut reader)?;
+        let span = params.span_ms();
+        let current_start_ms = reader.u64()?;
+        if !current_start_ms.is_multiple_of(span) {
+            return Err(DecodeError::Malformed("current span is off the span grid"));
+        }
+        let count = reader.u32()? as usize;
+        if count > params.max_live_generations() as usize {
+            return Err(DecodeError::Malformed("more generations than can be alive"));
+        }
+
+        let mut filter = WindowFilter {
+            params,
+            current_start_ms,
+            current: None,
+            older: WindowFilter::older_list(&params)?,
+        };
+        let mut used_bytes = 0usize;
+        let mut previous_start = None;
+        for _ in 0..count {
+            let start_ms = reader.u64()?;
+            let latest = reader.u64()?;
+            let chain_len = reader.u32()? as usize;
+            if chain_len > MAX_CHAIN_HEADER_BYTES {
+                return Err(DecodeError::Malformed("chain header too long"));
+            }
+            let chain_header = reader.take(chain_len)?;
+            check_start(&filter, start_ms, previous_start)?;
+            previous_start = Some(start_ms);
+
+            let parsed = encoding::parse_header(chain_header)?;
+            let chain = parsed.build(max_bytes.saturating_sub(used_bytes), &mut bits)?;
+            let first = chain.links().first().ok_or(DecodeError::Malformed("a generation without links"))?;
+            // The rate bounds the window's: a generation may be stricter, never looser. Its
+            // capacity is the sizing's choice, which may change between versions; the
+            // chain's own checks and the budget bound it.
+            if chain.expansion_factor() != params.expansion()
+                || first.error_rate() > params.first_link_error_rate()
+            {
+                return Err(DecodeError::Malformed("a generation is looser than its window allows"));
+            }
+            if latest > chain.items() {
+                return Err(DecodeError::Malformed("more latest items than items in a generation"));
+            }
+            used_bytes += chain.bits_bytes();
+            let generation = Generation { start_ms, filter: chain, latest };
+            if start_ms == current_start_ms {
+                filter.current = Some(generation);
+            } else {
+                filter.older.push(generation);
+            }
+        }
+        if !reader.0.is_empty() {
+            return Err(DecodeError::Malformed("trailing bytes after the last generation"));
+        }
+        Ok(filter)
+    }
+
+    /// The chunks in order, each with the offset just past its end.
+    pub fn chunks(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        let mut end = 0u64;
+        self.link_bytes().flat_map(|link| link.chunks(CHUNK_BYTES)).map(move |chunk| {
+            end += chunk.len() as u64;
+            (end, chunk)
+        })
+    }
+
+    /// The chunks as writable slices, in the order [`chunks`](Self::chunks) yields them.
+    pub fn chunks_mut(&mut self) -> impl Iterator<Item = &mut [u8]> {
+        self.link_bytes_mut().flat_map(|link| link.chunks_mut(CHUNK_BYTES))
+    }
+
+    /// The chunk that starts at `offset` in the byte space, or `None` past the end.
+    pub fn chunk_at(&self, offset: u64) -> Option<&[u8]> {
+        let (link, start) = locate(self.link_bytes(), offset)?;
+        let end = link.len().min(start + CHUNK_BYTES);
+        link.get(start..end)
+    }
+
+    /// Writes a chunk received from LOADCHUNK at `offset`.
+    pub fn write_chunk(&mut self, offset: u64, data: &[u8]) -> Result<(), ChunkError> {
+        let (link, start) = locate(self.link_bytes_mut(), offset).ok_or(ChunkError::NoLink)?;
+        let target = link.get_mut(start..start.saturating_add(data.len())).ok_or(ChunkError::TooBig)?;
+        target.copy_from_slice(data);
+        Ok(())
+    }
+}
+
+fn read_params(reader: &mut Reader) -> Result<WindowParams, DecodeError> {
+    let window_ms = reader.u64()?;
+    let generations = reader.u32()?;
+    let capacity = reader.u64()?;
+    let error_rate = reader.f64()?;
+    let expansion = reader.u32()?;
+    let params = WindowParams::new(window_ms, generations, capacity, error_rate, expansion)
+        .map_err(|_| DecodeError::Malformed("window parameters out of range"))?;
+    // `new` caps the rate; a stored rate is one it kept, bit for bit.
+    if params.error_rate() != error_rate {
+        return Err(DecodeError::Malformed("error rate out of range"));
+    }
+    Ok(params)
+}
+
+/// A generation's start must lie on the grid, after the previous one's, and belong to a
+/// generation that the rotation which set the current span kept (one that expires after it):
+/// that is what bounds the generations alive, and so the filter's error rate.
+fn check_start(filter: &WindowFilter, start_ms: u64, previous: Option<u64>) -> Result<(), DecodeError> {
+    if !start_ms.is_multiple_of(filter.params.span_ms()) {
+        return Err(DecodeError::Malformed("a generation is off the span grid"));
+    }
+    if previous.is_some_and(|previous| start_ms <= previous) {
+        return Err(DecodeError::Malformed("generations out of order"));
+    }
+    if start_ms > filter.current_start_ms {
+        return Err(DecodeError::Malformed("a generation after the current span"));
+    }
+    let expiry = start_ms.saturating_add(filter.params.span_ms()).saturating_add(filter.params.window_ms());
+    if expiry <= filter.current_start_ms {
+        return Err(DecodeError::Malformed("a generation expired before the current span"));
+    }
+    Ok(())
+}
+
+/// The link holding byte `offset` of the byte space, and the offset inside it.
+fn locate<L: AsRef<[u8]>>(links: impl Iterator<Item = L>, offset: u64) -> Option<(L, usize)> {
+    let mut start = 0u64;
+    for link in links {
+        let len = link.as_ref().len() as u64;
+        if offset < start + len {
+            return Some((link, (offset - start) as usize));
+        }
+        start += len;
+    }
+    None
+}
+
+/// The windowed filter's own RDB record, not RedisBloom's: RedisBloom has no such filter.
+/// Its version numbers its layout; the module stores it under whichever type and encoding
+/// version it registers for windowed filters.
+impl Persistent for WindowFilter {
+    const ENCODING_VERSION: i32 = 1;
+
+    fn load_rdb(
+        encoding_version: i32,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<WindowFilter, DecodeError> {
+        if encoding_version != Self::ENCODING_VERSION {
+            return Err(DecodeError::Malformed("unknown encoding version"));
+        }
+        let header = source.bytes()?;
+        let bits = |len: u64| {
+            let bytes = source.bytes()?;
+            if bytes.len() as u64 != len {
+                return Err(DecodeError::Malformed("a link's length does not match its header"));
+            }
+            Ok(bytes)
+        };
+        WindowFilter::decode_header_with(header.as_slice(), max_bytes, bits)
+    }
+
+    fn save_rdb(&self, sink: &mut impl RdbSink) {
+        sink.bytes(&self.encode_header());
+        for link in self.link_bytes() {
+            sink.bytes(link);
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        WindowFilter::memory_bytes(self)
+    }
+
+    fn try_clone(&self) -> Option<WindowFilter> {
+        WindowFilter::try_clone(self).ok()
+    }
+}
