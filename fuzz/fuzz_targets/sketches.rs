@@ -1,6 +1,8 @@
-//! The sketches' RDB decoders: the Count-Min sketch's (encoding versions 0 to 2), Top-K's and
-//! the t-digest's (version 0). Input: a mode byte (taken modulo 3: 0 Count-Min, 1 Top-K,
-//! 2 t-digest), the encoding version (taken modulo 4), then the record's values, each a tag
+//! The decoders of every value kept as a record of typed values: the Count-Min sketch's
+//! (encoding versions 0 to 2), Top-K's and the t-digest's (version 0), and the time-windowed
+//! Bloom filter's (version 1, and its SCANDUMP header alone). Input: a mode byte (taken modulo
+//! 5: 0 Count-Min, 1 Top-K, 2 t-digest, 3 windowed filter, 4 a windowed filter's header from the
+//! bytes that follow), the encoding version (taken modulo 4), then the record's values, each a tag
 //! (taken modulo 4: 0 unsigned, 1 signed, 2 double, each 8 bytes little-endian; 3 a string,
 //! a 2-byte length and its bytes), up to the first that the input cuts short.
 //!
@@ -13,6 +15,7 @@ use libfuzzer_sys::fuzz_target;
 use redbloom_fuzz::core::count_min::{CountMinSketch, MergeSource};
 use redbloom_fuzz::core::decode::{Persistent, Record, RecordValue};
 use redbloom_fuzz::core::t_digest::{AddError, TDigest};
+use redbloom_fuzz::core::bloom::window::WindowFilter;
 use redbloom_fuzz::core::top_k::TopK;
 
 /// What a record may load into: small, as in the cuckoo target, so that each run is quick.
@@ -215,6 +218,38 @@ fn read(digest: &TDigest) {
     let _ = (digest.min(), digest.max(), digest.observations(), digest.compression(), digest.info());
 }
 
+/// A windowed filter at times around its own: rotations forward (and one back, which changes
+/// nothing), adds that must be found at once and in every later state within the window, and
+/// its SCANDUMP header and chunks rebuilding it.
+fn window(mut filter: WindowFilter) {
+    let start = filter.current_start_ms();
+    let window = filter.params().window_ms();
+    let mut now = start;
+    for (step, &item) in ITEMS.iter().enumerate() {
+        now = now.saturating_add(window / 3 * step as u64);
+        let _ = filter.rotate(now);
+        if filter.insert(item, || GROWN_BUDGET).is_ok() {
+            assert!(filter.contains(item) && filter.contains_at(item, now), "an item just added is missing");
+        }
+    }
+    let before = saved(&filter);
+    let _ = filter.rotate(start.saturating_sub(1));
+    assert!(same(&before, &saved(&filter)), "a rotation back in time changed the filter");
+    let header = filter.encode_header();
+    if let Ok(mut copy) = WindowFilter::decode_header(&header, GROWN_BUDGET) {
+        // Each chunk comes with the offset just past it, as SCANDUMP's iterator.
+        let chunks: Vec<(u64, Vec<u8>)> = filter.chunks().map(|(end, bytes)| (end, bytes.to_vec())).collect();
+        for (end, bytes) in &chunks {
+            let start = end - bytes.len() as u64;
+            assert!(copy.write_chunk(start, bytes).is_ok(), "its own chunk refused");
+        }
+        assert!(same(&saved(&copy), &saved(&filter)), "SCANDUMP and LOADCHUNK made another filter");
+    }
+    let _ = filter.rotate(now.saturating_add(window.saturating_mul(3)));
+    assert_eq!(filter.items(), 0, "a window long past left items");
+    round_trip(&filter, GROWN_BUDGET);
+}
+
 fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
     let value = T::load_rdb(version, &mut record.clone(), FUZZ_BUDGET).ok()?;
     round_trip(&value, FUZZ_BUDGET);
@@ -223,11 +258,18 @@ fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
 
 fuzz_target!(|data: &[u8]| {
     let [mode, version, values @ ..] = data else { return };
+    if mode % 5 == 4 {
+        if let Ok(filter) = WindowFilter::decode_header(values, FUZZ_BUDGET) {
+            window(filter);
+        }
+        return;
+    }
     let version = i32::from(version % 4);
     let record = record(values);
-    match mode % 3 {
+    match mode % 5 {
         0 => load(version, &record).map(count_min),
         1 => load(version, &record).map(top_k),
-        _ => load(version, &record).map(t_digest),
+        2 => load(version, &record).map(t_digest),
+        _ => load(version, &record).map(window),
     };
 });
