@@ -33,8 +33,9 @@ static ALLOCATOR: ModuleAllocator = ModuleAllocator;
 /// Reported by MODULE LIST; clients gate features on it (redis-py wants 2.8.0 or more).
 const MODULE_VERSION: c_int = 20800;
 
-static DATA_TYPES: [&RedisType; 6] = [
+static DATA_TYPES: [&RedisType; 7] = [
     &bloom::datatype::BLOOM_TYPE,
+    &bloom::window::WINDOW_TYPE,
     &cuckoo::datatype::CUCKOO_TYPE,
     &cuckoo::datatype::WIDE_CUCKOO_TYPE,
     &count_min::datatype::COUNT_MIN_TYPE,
@@ -149,6 +150,7 @@ fn initialize(ctx: &Context, args: &[RedisString]) -> Status {
         COMMAND_TABLES.iter().filter_map(|table| table.first()).map(|c| c.category).collect();
     command::add_acl_categories(ctx.ctx, &categories);
     metrics::register(ctx.ctx, &METRICS);
+    bloom::window::start(ctx.ctx);
     for command in COMMAND_TABLES.iter().flat_map(|table| table.iter()) {
         if !command::register(ctx.ctx, command) {
             ctx.log_warning(&format!("redbloom: could not register {:?}", command.name));

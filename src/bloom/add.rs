@@ -3,6 +3,7 @@
 use super::datatype::METRICS;
 use super::parse::{self, Creation};
 use super::reserve::{defaults, log_refusal, replicate_creation};
+use super::window;
 use crate::shared::call::Call;
 use crate::shared::config;
 use crate::shared::error::CommandError;
@@ -52,6 +53,16 @@ fn add_items(
     let budget = OnceCell::new();
     let budget = || *budget.get_or_init(|| call.max_filter_bytes());
     let mut key = call.open_key_for_writing();
+    if window::holds(&key) {
+        return add_to_window(call, &mut key, first_item, None, event, replies);
+    }
+    if let Some(window) = creation.and_then(|creation| creation.window) {
+        if key.get::<Filter>()?.is_none() {
+            let creation = creation.ok_or(CommandError::Internal)?;
+            let header = window::create(call, &mut key, &creation, window)?;
+            return add_to_window(call, &mut key, first_item, Some(header), event, replies);
+        }
+    }
     let created = if key.get::<Filter>()?.is_some() {
         None
     } else {
@@ -125,6 +136,36 @@ fn add_items(
         call.replicate_verbatim();
     }
     if added {
+        call.notify(event);
+    }
+    Ok(())
+}
+
+/// The same for a windowed filter. Every item processed changed it (an item already present
+/// has its window restarted), so the command is replicated whatever it answered.
+fn add_to_window(
+    call: &Call,
+    key: &mut crate::shared::keyspace::Key,
+    first_item: usize,
+    created: Option<Vec<u8>>,
+    event: &CStr,
+    replies: Replies,
+) -> Result<(), CommandError> {
+    let (processed, _) = window::add_items(call, key, first_item, replies == Replies::Single)?;
+    let items = first_item..first_item + processed;
+    if let Some(header) = created {
+        call.notify(c"bf.reserve");
+        replicate_creation(call, &header, items);
+    } else if items.end < call.argc() {
+        if !items.is_empty() {
+            let mut args = vec![call.arg(1)];
+            args.extend(items.map(|index| call.arg(index)));
+            call.replicate("BF.MADD", &args);
+        }
+    } else {
+        call.replicate_verbatim();
+    }
+    if processed > 0 {
         call.notify(event);
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! The BF.* commands as Redis is told of them: name, handler, arity, flags, key use,
 //! arguments, complexity and summary. The contract they keep is `bf-commands.md`.
 
-use super::{add, dump, info, query, reserve};
+use super::{add, dump, info, query, reserve, window};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
 use crate::shared::docs::{
     argument, choice, keyword, Argument, Kind, CAPACITY, ERROR, EXPANSION, ITEMS, ITEMS_KEYWORD, KEY,
@@ -20,6 +20,7 @@ const INFO_FIELDS: &[Argument] = &[
     choice(c"error", c"ERROR"),
 ];
 
+const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
 const RESERVE: &[Argument] = &[
     KEY,
     argument(c"error_rate", Kind::Double),
@@ -89,5 +90,11 @@ pub const COMMANDS: &[Command] = command_table! {
         arity: 4, flags: c"write deny-oom", keys: OVERWRITES, arguments: LOADCHUNK,
         complexity: c"O(n), where n is the size of the chunk, or of the filter for the header",
         summary: c"Restores a Bloom filter from SCANDUMP chunks",
+    }
+    // Sent by a master to its replicas and the AOF, never by a client: refused otherwise.
+    c"bf.rotate" => window::rotate {
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        complexity: c"O(g), where g is the number of generations",
+        summary: c"Applies a master's rotation of a windowed filter (replication only)",
     }
 };

@@ -1,5 +1,6 @@
 //! BF.INFO and BF.DEBUG.
 
+use super::window;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse::is_keyword;
@@ -20,12 +21,18 @@ const FIELDS: [(&str, &CStr); 5] = [
 /// alone, the false-positive rate the filter has now (an extension of this module).
 const ESTIMATE: (&str, &CStr) = ("ERROR", c"Estimated error rate");
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | ERROR]
+/// A windowed filter's two pairs after the five.
+const WINDOW_FIELDS: [(&str, &CStr); 2] = [("WINDOW", c"Window"), ("GENERATIONS", c"Generations")];
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | ERROR | WINDOW | GENERATIONS]
 pub fn info(call: &Call) -> Result<(), CommandError> {
     if call.argc() > 3 {
         return Err(CommandError::WrongArity);
     }
     let key = call.open_key();
+    if window::holds(&key) {
+        return window_info(call, &key);
+    }
     let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
     if call.argc() == 2 {
         call.reply_map(FIELDS.len());
@@ -56,6 +63,35 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// BF.INFO of a windowed filter: the five pairs, then `Window` and `Generations`.
+fn window_info(call: &Call, key: &crate::shared::keyspace::Key) -> Result<(), CommandError> {
+    let values = window::info_values(key)?;
+    let labels = FIELDS.iter().chain(WINDOW_FIELDS.iter());
+    let reply = |value: Option<i64>| match value {
+        Some(value) => call.reply_integer(value),
+        None => call.reply_null(),
+    };
+    if call.argc() == 2 {
+        call.reply_map(values.len());
+        for ((_, label), value) in labels.zip(values) {
+            call.reply_simple(label);
+            reply(value);
+        }
+        return Ok(());
+    }
+    let asked = call.arg(2);
+    let (index, (_, label)) =
+        labels.enumerate().find(|(_, (name, _))| is_keyword(asked, name)).ok_or(CommandError::InvalidInfoField)?;
+    if call.is_resp3() {
+        call.reply_map(1);
+        call.reply_simple(label);
+    } else {
+        call.reply_array(1);
+    }
+    reply(values[index]);
+    Ok(())
+}
+
 fn reply_value(call: &Call, filter: &Filter, field: usize) {
     let value = match field {
         0 => Some(filter.capacity()),
@@ -75,6 +111,9 @@ fn reply_value(call: &Call, filter: &Filter, field: usize) {
 /// and `hashes` the bits set per item over all its blocks.
 pub fn debug(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
+    if window::holds(&key) {
+        return window::debug(call, &key);
+    }
     let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
     call.reply_array(1 + filter.link_count());
     call.reply_bulk(format!("size:{}", filter.items()).as_bytes());

@@ -3,6 +3,7 @@
 
 use crate::shared::error::CommandError;
 use crate::shared::parse::{float, integer, is_keyword};
+use redbloom_core::bloom::window::{generations_in_range, window_in_range, DEFAULT_GENERATIONS};
 use redbloom_core::bloom::{params, Filter, FilterError, Format};
 
 /// Everything needed to create a filter.
@@ -13,6 +14,57 @@ pub struct Creation {
     /// 0 for non-scaling.
     pub expansion: u32,
     pub format: Format,
+    /// A filter whose items expire (WINDOW), its capacity the items of one window.
+    pub window: Option<Window>,
+}
+
+/// WINDOW's milliseconds and GENERATIONS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub ms: u64,
+    pub generations: u32,
+}
+
+/// WINDOW and GENERATIONS as a command gives them, checked once every option is read:
+/// GENERATIONS alone is refused.
+#[derive(Default)]
+struct WindowOptions {
+    ms: Option<u64>,
+    generations: Option<u32>,
+}
+
+impl WindowOptions {
+    /// Reads `WINDOW ms` or `GENERATIONS g` at `index`, answering the arguments it took.
+    fn read(&mut self, args: &[&[u8]], index: usize) -> Result<Option<usize>, CommandError> {
+        let Some(token) = args.get(index) else { return Ok(None) };
+        let value = args.get(index + 1).and_then(|value| integer(value));
+        if is_keyword(token, "WINDOW") {
+            let ms = value.filter(|&ms| window_in_range(ms)).ok_or(CommandError::WindowOutOfRange)?;
+            self.ms = Some(ms as u64);
+            Ok(Some(2))
+        } else if is_keyword(token, "GENERATIONS") {
+            let generations =
+                value.filter(|&g| generations_in_range(g)).ok_or(CommandError::GenerationsOutOfRange)?;
+            self.generations = Some(generations as u32);
+            Ok(Some(2))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn window(self) -> Result<Option<Window>, CommandError> {
+        match (self.ms, self.generations) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => Err(CommandError::GenerationsWithoutWindow),
+            (Some(ms), generations) => {
+                let generations = generations.unwrap_or(DEFAULT_GENERATIONS);
+                if u64::from(generations) > ms {
+                    return Err(CommandError::GenerationsOutOfRange);
+                }
+                Ok(Some(Window { ms, generations }))
+            }
+        }
+    }
 }
 
 impl Creation {
@@ -51,9 +103,12 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
     let mut expansion = None;
     let mut nonscaling = false;
     let mut format = defaults.format;
+    let mut window = WindowOptions::default();
     let mut index = 4;
     while let Some(token) = args.get(index) {
-        if is_keyword(token, "FORMAT") {
+        if let Some(taken) = window.read(args, index)? {
+            index += taken;
+        } else if is_keyword(token, "FORMAT") {
             format =
                 args.get(index + 1).and_then(|name| Format::named(name)).ok_or(CommandError::BadFormat)?;
             index += 2;
@@ -71,8 +126,9 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
         }
     }
     let expansion = scaling(expansion, nonscaling, defaults.expansion)?;
+    let window = window.window()?;
     Ok(Parsed {
-        creation: Some(Creation { capacity: capacity as u64, error_rate, expansion, format }),
+        creation: Some(Creation { capacity: capacity as u64, error_rate, expansion, format, window }),
         first_item: args.len(),
         capped_rate: (error_rate != asked_rate).then_some(asked_rate),
     })
@@ -86,11 +142,14 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
     let mut expansion_given = None;
     let mut nocreate = false;
     let mut nonscaling = false;
+    let mut window = WindowOptions::default();
     let mut index = 2;
     let first_item = loop {
         let token = args.get(index).ok_or(CommandError::WrongArity)?;
         let value = || args.get(index + 1).ok_or(CommandError::WrongArity);
-        if is_keyword(token, "CAPACITY") {
+        if let Some(taken) = window.read(args, index)? {
+            index += taken;
+        } else if is_keyword(token, "CAPACITY") {
             let capacity = integer(value()?).filter(|&c| params::capacity_in_range(c));
             creation.capacity = capacity.ok_or(CommandError::InsertBadCapacity)? as u64;
             index += 2;
@@ -124,6 +183,7 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
     // NONSCALING wins over EXPANSION here, as in RedisBloom: its INSERT reads them apart, and
     // only its RESERVE refuses the two together.
     creation.expansion = if nonscaling { 0 } else { expansion_given.unwrap_or(defaults.expansion) };
+    creation.window = window.window()?;
     Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
 }
 
@@ -143,7 +203,30 @@ mod tests {
     use super::*;
 
     const DEFAULTS: Creation =
-        Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom };
+        Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom, window: None };
+
+    #[test]
+    fn window_and_generations_are_read_and_checked() {
+        let parsed = reserve(&args("BF.RESERVE k 0.01 100 WINDOW 60000 GENERATIONS 8"), DEFAULTS).unwrap();
+        let window = parsed.creation.and_then(|creation| creation.window);
+        assert_eq!(window, Some(Window { ms: 60000, generations: 8 }));
+        let parsed = insert(&args("BF.INSERT k WINDOW 1000 ITEMS a"), DEFAULTS).unwrap();
+        let window = parsed.creation.and_then(|creation| creation.window);
+        assert_eq!(window, Some(Window { ms: 1000, generations: DEFAULT_GENERATIONS }));
+        for (line, error) in [
+            ("BF.RESERVE k 0.01 100 WINDOW", CommandError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 0", CommandError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW -5", CommandError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW x", CommandError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 1099511627777", CommandError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 0", CommandError::GenerationsOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 65", CommandError::GenerationsOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4", CommandError::GenerationsOutOfRange),
+            ("BF.RESERVE k 0.01 100 GENERATIONS 4", CommandError::GenerationsWithoutWindow),
+        ] {
+            assert_eq!(reserve(&args(line), DEFAULTS), Err(error), "{line}");
+        }
+    }
 
     fn args(line: &str) -> Vec<&[u8]> {
         line.split(' ').map(str::as_bytes).collect()

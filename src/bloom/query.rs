@@ -5,6 +5,7 @@
 #![allow(clippy::unnecessary_wraps)]
 
 use super::datatype::METRICS;
+use super::window;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use redbloom_core::bloom::Filter;
@@ -12,9 +13,13 @@ use redbloom_core::bloom::Filter;
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
 pub fn exists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let present = match key.get::<Filter>() {
-        Ok(Some(filter)) => filter.contains(call.arg(2)),
-        _ => false,
+    let present = if window::holds(&key) {
+        window::exists(call, &key)?
+    } else {
+        match key.get::<Filter>() {
+            Ok(Some(filter)) => filter.contains(call.arg(2)),
+            _ => false,
+        }
     };
     METRICS.count_lookups(1, usize::from(present));
     call.reply_bool(present);
@@ -25,6 +30,15 @@ pub fn exists(call: &Call) -> Result<(), CommandError> {
 pub fn mexists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     call.reply_array(call.argc() - 2);
+    if window::holds(&key) {
+        let mut found = 0;
+        window::exists_each(call, &key, |present| {
+            found += usize::from(present);
+            call.reply_bool(present);
+        })?;
+        METRICS.count_lookups(call.argc() - 2, found);
+        return Ok(());
+    }
     let Ok(Some(filter)) = key.get::<Filter>() else {
         (2..call.argc()).for_each(|_| call.reply_bool(false));
         METRICS.count_lookups(call.argc() - 2, 0);
@@ -42,7 +56,7 @@ pub fn mexists(call: &Call) -> Result<(), CommandError> {
 /// BF.CARD key: the adds that answered 1; 0 for a missing key.
 pub fn card(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let items = key.get::<Filter>()?.map_or(0, Filter::items);
+    let items = if window::holds(&key) { window::card(&key)? } else { key.get::<Filter>()?.map_or(0, Filter::items) };
     call.reply_integer(items as i64);
     Ok(())
 }

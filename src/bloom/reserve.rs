@@ -3,6 +3,7 @@
 
 use super::datatype::METRICS;
 use super::parse::{self, Creation};
+use super::window;
 use crate::shared::call::Call;
 use crate::shared::config;
 use crate::shared::error::CommandError;
@@ -15,10 +16,12 @@ pub fn defaults() -> Creation {
         capacity: config::initial_size(),
         expansion: config::expansion(),
         format: config::format(),
+        window: None,
     }
 }
 
-/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [FORMAT f]`
+/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [FORMAT f] [WINDOW ms
+/// [GENERATIONS g]]`
 pub fn reserve(call: &Call) -> Result<(), CommandError> {
     let parsed = parse::reserve(&call.args(), defaults())?;
     let creation = parsed.creation.ok_or(CommandError::Internal)?;
@@ -26,12 +29,18 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
         config::log_capped(asked);
     }
     let mut key = call.open_key_for_writing();
-    if key.get::<Filter>()?.is_some() {
+    if window::holds(&key) || key.get::<Filter>()?.is_some() {
         return Err(CommandError::ItemExists);
     }
-    let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
-    let header = filter.encode_header();
-    key.store(filter)?;
+    let header = match creation.window {
+        Some(window) => window::create(call, &mut key, &creation, window)?,
+        None => {
+            let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
+            let header = filter.encode_header();
+            key.store(filter)?;
+            header
+        }
+    };
     call.reply_ok();
     call.notify(c"bf.reserve");
     replicate_creation(call, &header, 0..0);

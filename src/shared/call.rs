@@ -69,6 +69,17 @@ impl<'a> Call<'a> {
         unsafe { raw::RedisModule_GetContextFlags.map_or(0, |f| f(self.ctx)) }
     }
 
+    /// The database the call works in.
+    pub fn selected_db(&self) -> c_int {
+        // SAFETY: a live command context.
+        unsafe { raw::RedisModule_GetSelectedDb.map_or(0, |f| f(self.ctx)) }
+    }
+
+    /// A replica, which applies what its master sends and decides nothing by its own clock.
+    pub fn is_replica(&self) -> bool {
+        self.context_flags() & raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int != 0
+    }
+
     pub fn is_resp3(&self) -> bool {
         self.context_flags() & raw::REDISMODULE_CTX_FLAGS_RESP3 as c_int != 0
     }

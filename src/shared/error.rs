@@ -61,6 +61,12 @@ pub enum CommandError {
     CfBadErrorRate,
     /// ERROR below what 32-bit fingerprints give.
     CfErrorRateTooSmall,
+    /// WINDOW out of range (a windowed filter, this module's own).
+    WindowOutOfRange,
+    GenerationsOutOfRange,
+    GenerationsWithoutWindow,
+    /// BF.ROTATE from a client rather than from a master or the AOF.
+    RotateNotReplayed,
     /// CMS.*: RedisBloom's texts (`docs/cms-commands.md`).
     CmsKeyExists,
     CmsKeyMissing,
@@ -168,6 +174,12 @@ impl CommandError {
             CommandError::CfErrorRateTooSmall => {
                 c"ERROR: below 2 * bucket size / 4294967295, the best 32-bit fingerprints reach."
             }
+            CommandError::WindowOutOfRange => c"ERR window must be an integer of milliseconds in [1, 1099511627776]",
+            CommandError::GenerationsOutOfRange => {
+                c"ERR generations must be an integer in [1, 64], at most the window in milliseconds"
+            }
+            CommandError::GenerationsWithoutWindow => c"ERR GENERATIONS needs WINDOW",
+            CommandError::RotateNotReplayed => c"ERR BF.ROTATE is sent by a master to its replicas and the AOF",
             CommandError::CmsKeyExists => c"CMS: key already exists",
             CommandError::CmsKeyMissing => c"CMS: key does not exist",
             CommandError::CmsInvalidWidth => c"CMS: invalid width",

@@ -18,6 +18,10 @@ use std::ptr;
 pub trait StoredSketch: Persistent + StoredValue {
     /// The data type's name, RedisBloom's: nine characters.
     const TYPE_NAME: &'static str;
+
+    /// Called once a value of this type was loaded from `rdb` (a restart, a full sync, a
+    /// RESTORE): the windowed filter notes its key for its timer.
+    fn after_load(_rdb: *mut raw::RedisModuleIO) {}
 }
 
 /// The methods struct of sketch type `V`.
@@ -43,6 +47,9 @@ extern "C" fn rdb_load<V: StoredSketch>(
 ) -> *mut c_void {
     guarded(format_args!("{} rdb_load", V::KIND), ptr::null_mut(), || {
         let value = V::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb));
+        if value.is_ok() {
+            V::after_load(rdb);
+        }
         loaded(
             value.map_err(|error| {
                 describe(error, &format!("{}, encoding version {encoding_version}", V::KIND))
