@@ -3,7 +3,8 @@
 //! measured in one run on real redis-server processes; the module in both of its formats
 //! (its own, and RedisBloom's kept byte for byte); optionally against another module that
 //! serves BF.* (`--compare-module PATH`); and the sketches (CMS.*, TOPK.*, TDIGEST.*)
-//! against RedisBloom, interleaved in one run (`sketches`).
+//! against RedisBloom, interleaved in one run (`sketches`); and windowed filters against plain
+//! ones of the same size (`window`).
 //!
 //! Server-side cost comes from INFO commandstats (`usec_per_call`), which the client's own speed
 //! does not distort; every figure is the median of several rounds.
@@ -17,6 +18,7 @@ mod persistence;
 mod report;
 mod sketches;
 mod stalls;
+mod window;
 mod workloads;
 
 use common::Server;
@@ -32,14 +34,17 @@ struct Options {
     /// Also measure CF.* (redbloom, and the compared module).
     cuckoo: bool,
     /// Whether to measure the sketches against RedisBloom, or them only.
-    sketches: Sketches,
+    sketches: Part,
+    /// Whether to measure windowed filters against plain ones, or them only.
+    window: Part,
     json: PathBuf,
     rounds: usize,
     sizes: Vec<FilterSize>,
 }
 
+/// Whether a part of the bench runs with the rest, not at all, or alone.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Sketches {
+enum Part {
     Skip,
     Also,
     Only,
@@ -51,7 +56,8 @@ fn options() -> Options {
         huge_pages: true,
         redisbloom_format: true,
         cuckoo: true,
-        sketches: Sketches::Also,
+        sketches: Part::Also,
+        window: Part::Also,
         json: PathBuf::from("target/bench/results.json"),
         rounds: 5,
         sizes: FilterSize::all(),
@@ -65,8 +71,10 @@ fn options() -> Options {
             "--no-huge-pages" => options.huge_pages = false,
             "--no-redisbloom-format" => options.redisbloom_format = false,
             "--no-cuckoo" => options.cuckoo = false,
-            "--no-sketches" => options.sketches = Sketches::Skip,
-            "--only-sketches" => options.sketches = Sketches::Only,
+            "--no-sketches" => options.sketches = Part::Skip,
+            "--only-sketches" => options.sketches = Part::Only,
+            "--no-window" => options.window = Part::Skip,
+            "--only-window" => options.window = Part::Only,
             "--rounds" => {
                 options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"));
             }
@@ -86,14 +94,27 @@ fn options() -> Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB,1GB@0.1% --json FILE --no-huge-pages --no-redisbloom-format --no-cuckoo --no-sketches --only-sketches']"
+        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB,1GB@0.1% --json FILE --no-huge-pages --no-redisbloom-format --no-cuckoo --no-sketches --only-sketches --no-window --only-window']"
     );
     std::process::exit(2)
 }
 
 fn main() {
     let options = options();
-    if options.sketches != Sketches::Skip {
+    if options.window != Part::Skip && options.sketches != Part::Only {
+        eprintln!("== windowed filters against plain ones of the same size");
+        let table = window::table(&window::run(options.rounds));
+        println!("{table}");
+        let path = options.json.with_file_name("window.md");
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        std::fs::write(&path, table).expect("writing the window table");
+        if options.window == Part::Only {
+            return;
+        }
+    }
+    if options.sketches != Part::Skip {
         eprintln!("== sketches, redbloom and RedisBloom interleaved");
         let rows = sketches::run(options.rounds);
         let table = sketches::table(&rows);
@@ -103,7 +124,7 @@ fn main() {
             let _ = std::fs::create_dir_all(dir);
         }
         std::fs::write(&path, table).expect("writing the sketch table");
-        if options.sketches == Sketches::Only {
+        if options.sketches == Part::Only {
             return;
         }
     }

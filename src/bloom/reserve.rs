@@ -32,14 +32,13 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
     if window::holds(&key) || key.get::<Filter>()?.is_some() {
         return Err(CommandError::ItemExists);
     }
-    let header = match creation.window {
-        Some(window) => window::create(call, &mut key, &creation, window)?,
-        None => {
-            let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
-            let header = filter.encode_header();
-            key.store(filter)?;
-            header
-        }
+    let header = if let Some(window) = creation.window {
+        window::create(call, &mut key, &creation, window)?
+    } else {
+        let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
+        let header = filter.encode_header();
+        key.store(filter)?;
+        header
     };
     call.reply_ok();
     call.notify(c"bf.reserve");

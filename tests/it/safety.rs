@@ -184,8 +184,11 @@ fn access_control_by_key_pattern_and_category() {
                 assert!(info.contains(category), "{name}: {info}");
             }
         }
-        let names: Vec<String> =
-            names.into_iter().filter(|name| name.starts_with("bf.") || name.starts_with("cf.")).collect();
+        // BF.ROTATE runs only when a master or the AOF sends it: no user is given it.
+        let names: Vec<String> = names
+            .into_iter()
+            .filter(|name| (name.starts_with("bf.") || name.starts_with("cf.")) && name != "bf.rotate")
+            .collect();
         assert_eq!(names.len(), 25, "{names:?}");
         ok(&mut admin, &["ACL", "SETUSER", "bloom-only", "on", "nopass", "~*", "+@bloom"]);
         ok(&mut admin, &["ACL", "SETUSER", "cuckoo-only", "on", "nopass", "~*", "+@cuckoo"]);

@@ -10,3 +10,4 @@ mod notifications;
 mod persistence;
 mod redisbloom;
 mod replication;
+mod window;
