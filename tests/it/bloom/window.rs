@@ -229,6 +229,7 @@ fn bad_windows_and_generations_are_refused_and_create_nothing() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one command after another, each checked
 fn every_bf_command_serves_a_windowed_filter_as_it_serves_a_plain_one() {
     let server = Server::start();
     for (protocol, mut con) in server.connections() {
@@ -363,13 +364,13 @@ fn items_are_found_for_a_window_after_their_latest_add_and_forgotten_after() {
     assert_eq!(int(&mut con, &["BF.ADD", "k", "kept"]), 1);
 
     sleep_until(start.sent + Duration::from_millis(600));
-    assert_all_found(&mut con, "k", &first, start, window - MARGIN, "k, 600 ms after the add");
+    assert_all_found(&mut con, "k", &first, start, window.saturating_sub(MARGIN), "k, 600 ms after the add");
     assert_all_found(
         &mut con,
         "halves",
         &first,
         halves,
-        Duration::from_millis(1000) - MARGIN,
+        Duration::from_secs(1).saturating_sub(MARGIN),
         "halves, 600 ms after",
     );
     // Adding it again answers 0 (a live generation holds it) and starts its window again.
@@ -377,7 +378,7 @@ fn items_are_found_for_a_window_after_their_latest_add_and_forgotten_after() {
     assert_eq!(int(&mut con, &["BF.ADD", "k", "kept"]), 0);
     sleep_until(again.sent + Duration::from_millis(700));
     let kept = vec!["kept".to_string()];
-    assert_all_found(&mut con, "k", &kept, again, window - MARGIN, "kept, 700 ms after adding it again");
+    assert_all_found(&mut con, "k", &kept, again, window.saturating_sub(MARGIN), "kept, 700 ms after adding it again");
     let last = Added { sent: Instant::now(), answered: Instant::now() };
     assert_eq!(int(&mut con, &["BF.ADD", "k", "kept"]), 0);
 
@@ -391,7 +392,7 @@ fn items_are_found_for_a_window_after_their_latest_add_and_forgotten_after() {
         forget_after(1000, 2),
         "halves, past window (1 + 1/2)",
     );
-    assert_all_found(&mut con, "k", &kept, last, window - MARGIN, "kept, added again within the window");
+    assert_all_found(&mut con, "k", &kept, last, window.saturating_sub(MARGIN), "kept, added again within the window");
     let never = strings("never:", 200);
     assert!(found(&mut con, "k", &never) <= 2);
     // Forgotten items are new again, and the window counts them with the one kept.
@@ -557,8 +558,8 @@ fn a_replica_applies_its_masters_rotations_and_holds_the_same_bits() {
         assert_replica_matches(&mut on_master, &mut on_replica, &["win", "day"]);
     }
     let newest = added[2];
-    assert_all_found(&mut on_replica, "win", &batches[2], newest, window - MARGIN, "on the replica");
-    assert_all_found(&mut on_master, "win", &batches[2], newest, window - MARGIN, "on the master");
+    assert_all_found(&mut on_replica, "win", &batches[2], newest, window.saturating_sub(MARGIN), "on the replica");
+    assert_all_found(&mut on_master, "win", &batches[2], newest, window.saturating_sub(MARGIN), "on the master");
 
     // Once every generation expired and the master dropped it, the replica forgets too.
     sleep_until(newest.answered + window + Duration::from_millis(2 * SPAN) + Duration::from_secs(1) + MARGIN);
@@ -701,7 +702,7 @@ fn reload_aof_rewrite_copy_and_scandump_keep_windowed_filters_bit_for_bit() {
     assert_eq!(found(&mut con, "day-fixed:copy", &strings("fixed:", 700)), 700);
     let window = Duration::from_millis(WINDOW);
     for key in ["gens", "gens:copy", "gens:loaded"] {
-        assert_all_found(&mut con, key, &batches[2], newest, window - MARGIN, key);
+        assert_all_found(&mut con, key, &batches[2], newest, window.saturating_sub(MARGIN), key);
     }
 }
 
@@ -724,7 +725,7 @@ fn rdb_keeps_absolute_times_so_a_server_down_longer_than_the_window_forgets() {
     ok(&mut con, &["SAVE"]);
     server.restart();
     let mut con = server.connection();
-    assert_all_found(&mut con, "short", &early, early_added, window - MARGIN, "after a quick restart");
+    assert_all_found(&mut con, "short", &early, early_added, window.saturating_sub(MARGIN), "after a quick restart");
     assert_eq!(digest(&mut con, "day"), day_digest);
 
     // A downtime longer than the window forgets.
@@ -770,13 +771,13 @@ fn aof_keeps_absolute_times_so_a_server_down_longer_than_the_window_forgets() {
     // Replayed later, the adds keep their own times: still found within their window.
     server.restart();
     let mut con = server.connection();
-    assert_all_found(&mut con, "rewritten", &in_base, base_added, window - MARGIN, "in the rewritten base");
+    assert_all_found(&mut con, "rewritten", &in_base, base_added, window.saturating_sub(MARGIN), "in the rewritten base");
     assert_all_found(
         &mut con,
         "rewritten",
         &appended,
         appended_added,
-        window - MARGIN,
+        window.saturating_sub(MARGIN),
         "appended after the rewrite",
     );
     assert_all_found(
@@ -784,7 +785,7 @@ fn aof_keeps_absolute_times_so_a_server_down_longer_than_the_window_forgets() {
         "created",
         &appended,
         created_added,
-        window - MARGIN,
+        window.saturating_sub(MARGIN),
         "created after the rewrite",
     );
     assert_eq!(digest(&mut con, "day"), day_digest);
