@@ -1,5 +1,5 @@
 //! Hostile input to the sketches: RESTORE payloads of every sketch type, RedisBloom's and this
-//! module's, mutated field by field (dimensions raised over the data that follows, strings cut
+//! module's (and of this module's windowed Bloom filters, recorded the same way), mutated field by field (dimensions raised over the data that follows, strings cut
 //! or grown, doubles made NaN or infinite, values dropped or repeated, other encoding versions)
 //! and byte by byte, with valid checksums so that the module's loader sees them; and the
 //! commands that take RedisBloom 2.8.2 down or make it try gigabytes. Every payload is refused
@@ -133,6 +133,15 @@ fn exercise(con: &mut Connection, key: &str) {
             "TOPK.QUERY {} a z",
             "TOPK.COUNT {} a z",
         ],
+        Value::SimpleString(kind) if kind == "rbBF-wind" => &[
+            "BF.INFO",
+            "BF.DEBUG",
+            "BF.CARD",
+            "BF.MEXISTS {} a b c",
+            "BF.MADD {} a b c",
+            "BF.SCANDUMP {} 0",
+            "BF.SCANDUMP {} 1",
+        ],
         Value::SimpleString(kind) if kind == "TDIS-TYPE" => &[
             "TDIGEST.INFO",
             "TDIGEST.MIN",
@@ -179,6 +188,16 @@ fn mutated_sketch_payloads_are_refused_or_sound() {
             let payload = dump_payload(&mut source_con, key);
             originals.push(parse(&payload).unwrap_or_else(|| panic!("{key}: not a module payload")));
         }
+    }
+    // And this module's windowed filters, whose record is the same kind of values.
+    let source = Server::start_with(&[], &config);
+    let mut source_con = source.connection();
+    ok(&mut source_con, &["BF.RESERVE", "w", "0.01", "200", "WINDOW", "3600000", "GENERATIONS", "3"]);
+    ok(&mut source_con, &["BF.MADD", "w", "a", "b", "c", "d"]);
+    ok(&mut source_con, &["BF.INSERT", "w2", "WINDOW", "86400000", "NONSCALING", "ITEMS", "x", "y"]);
+    for key in ["w", "w2"] {
+        let payload = dump_payload(&mut source_con, key);
+        originals.push(parse(&payload).unwrap_or_else(|| panic!("{key}: not a module payload")));
     }
     let (mut loaded, mut refused) = (0, 0);
     for round in 0..1500 {
