@@ -213,30 +213,31 @@ pub fn add_items(
     let before = filter.footprint();
     let budget = call.max_filter_bytes();
     let (mut processed, mut added) = (0, false);
-    if !single {
+    let mut answer = |result: Result<bool, redbloom_core::bloom::FilterError>| match result {
+        Ok(new) => {
+            added |= new;
+            processed += 1;
+            call.reply_bool(new);
+        }
+        Err(error) => {
+            if error == redbloom_core::bloom::FilterError::Full {
+                METRICS.count_full_errors(1);
+            }
+            call.reply_error(error.into());
+        }
+    };
+    if single {
+        answer(filter.insert(call.arg(first_item), || budget));
+    } else {
+        // Hashed as a batch, every generation's lines asked for before the first add; the
+        // first error ends it.
         call.reply_array_postponed();
-    }
-    for item in call.args_from(first_item) {
-        match filter.insert(item, || budget) {
-            Ok(new) => {
-                added |= new;
-                processed += 1;
-                call.reply_bool(new);
-            }
-            Err(error) => {
-                if error == redbloom_core::bloom::FilterError::Full {
-                    METRICS.count_full_errors(1);
-                }
-                call.reply_error(error.into());
-                break;
-            }
-        }
-        if single {
-            break;
-        }
-    }
-    if !single {
-        call.set_array_length(processed + usize::from(processed < call.argc() - first_item));
+        let mut answered = 0;
+        filter.insert_each(call.args_from(first_item), || budget, |result| {
+            answered += 1;
+            answer(result);
+        });
+        call.set_array_length(answered);
     }
     METRICS.count_adds(processed);
     metrics::changed(before, filter);

@@ -222,7 +222,10 @@ fn bad_windows_and_generations_are_refused_and_create_nothing() {
             "{args:?}"
         );
         assert_eq!(int(&mut con, &["BF.ADD", key, "item"]), 1, "{args:?}");
-        assert_eq!(int(&mut con, &["BF.EXISTS", key, "item"]), 1, "{args:?}");
+        // A window of a millisecond may have passed already.
+        if window >= 1000 {
+            assert_eq!(int(&mut con, &["BF.EXISTS", key, "item"]), 1, "{args:?}");
+        }
     }
     assert_eq!(err(&mut con, &["BF.RESERVE", "w1", "0.01", "100", "WINDOW", "1000"]), "ERR item exists");
     assert_eq!(err(&mut con, &["BF.RESERVE", "w1", "0.01", "100"]), "ERR item exists");
