@@ -393,8 +393,9 @@ fn fill(set_bits: u64, bytes: usize) -> f64 {
     set_bits as f64 / (bytes as f64 * 8.0).max(1.0)
 }
 
-/// The link holding byte `offset` of the byte space, and the offset inside it.
-fn locate<L: AsRef<[u8]>>(links: impl Iterator<Item = L>, offset: u64) -> Option<(L, usize)> {
+/// The link holding byte `offset` of the byte space, and the offset inside it; windowed
+/// filters chunk their generations' links the same way.
+pub(super) fn locate<L: AsRef<[u8]>>(links: impl Iterator<Item = L>, offset: u64) -> Option<(L, usize)> {
     let mut start = 0u64;
     for link in links {
         let len = link.as_ref().len() as u64;

@@ -32,6 +32,7 @@ use super::filter::{Generation, WindowFilter};
 use super::params::WindowParams;
 use crate::bloom::chain::MAX_LINKS;
 use crate::bloom::encoding::{self, ChunkError, CHUNK_BYTES};
+use crate::bloom::format::locate;
 use crate::bytes::ByteArray;
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource, Reader};
 
@@ -221,19 +222,6 @@ fn check_start(filter: &WindowFilter, start_ms: u64, previous: Option<u64>) -> R
         return Err(DecodeError::Malformed("a generation expired before the current span"));
     }
     Ok(())
-}
-
-/// The link holding byte `offset` of the byte space, and the offset inside it.
-fn locate<L: AsRef<[u8]>>(links: impl Iterator<Item = L>, offset: u64) -> Option<(L, usize)> {
-    let mut start = 0u64;
-    for link in links {
-        let len = link.as_ref().len() as u64;
-        if offset < start + len {
-            return Some((link, (offset - start) as usize));
-        }
-        start += len;
-    }
-    None
 }
 
 /// The windowed filter's own RDB record, not RedisBloom's: RedisBloom has no such filter.
