@@ -425,12 +425,12 @@ fn filters_survive_resharding_and_failover_bit_for_bit() {
 /// The sketches in a cluster: a merge of sources in the destination's slot works, one of
 /// sources in other slots is refused (CROSSSLOT: the merges declare their source keys, which
 /// RedisBloom does not), and every kind moves with its slot when the cluster reshards, bit for
-/// bit, its replica holding it too.
+/// bit; a windowed Bloom filter too.
 #[test]
 fn sketches_merge_within_a_slot_and_move_with_it() {
     let cluster = Cluster::start();
     let mut con = cluster.client();
-    let keys = ["{s}cms", "{s}cms:2", "{s}topk", "{s}td", "{s}td:2"];
+    let keys = ["{s}cms", "{s}cms:2", "{s}topk", "{s}td", "{s}td:2", "{s}window"];
     for command in [
         "CMS.INITBYDIM {s}cms 100 4",
         "CMS.INITBYDIM {s}cms:2 100 4",
@@ -443,6 +443,8 @@ fn sketches_merge_within_a_slot_and_move_with_it() {
         "TDIGEST.ADD {s}td 1 2 3 4 5",
         "TDIGEST.MERGE {s}td:2 1 {s}td",
         "CMS.INITBYDIM {t}cms 100 4",
+        "BF.RESERVE {s}window 0.01 1000 WINDOW 86400000",
+        "BF.MADD {s}window a b c",
     ] {
         let args: Vec<String> = command.split_whitespace().map(str::to_string).collect();
         cluster_call(&mut con, &args).unwrap_or_else(|error| panic!("{command}: {error}"));
@@ -470,4 +472,6 @@ fn sketches_merge_within_a_slot_and_move_with_it() {
     let mut con = cluster.client();
     let counts: Vec<i64> = redis::cmd("CMS.QUERY").arg("{s}cms:2").arg("a").arg("b").query(&mut con).unwrap();
     assert_eq!(counts, [7, 8]);
+    let found: Vec<i64> = redis::cmd("BF.MEXISTS").arg("{s}window").arg(&["a", "b", "c"]).query(&mut con).unwrap();
+    assert_eq!(found, [1, 1, 1], "the windowed filter's items, after MIGRATE");
 }
