@@ -151,7 +151,7 @@ fn add_to_window(
     event: &CStr,
     replies: Replies,
 ) -> Result<(), CommandError> {
-    let (processed, _) = window::add_items(call, key, first_item, replies == Replies::Single)?;
+    let processed = window::add_items(call, key, first_item, replies == Replies::Single)?;
     let items = first_item..first_item + processed;
     if let Some(header) = created {
         call.notify(c"bf.reserve");

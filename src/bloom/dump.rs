@@ -20,19 +20,7 @@ pub fn scandump(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     if window::holds(&key) {
         let iterator = parse::integer(call.arg(2)).ok_or(CommandError::ScanDumpIteratorNotNumeric)?;
-        let (next, data) = if iterator == 0 {
-            (HEADER_ITERATOR, window::header(&key)?)
-        } else {
-            let offset = iterator.checked_sub(1).and_then(|offset| u64::try_from(offset).ok());
-            match offset.map(|offset| window::chunk_at(&key, offset)).transpose()?.flatten() {
-                Some(chunk) => (iterator.saturating_add(chunk.len() as i64), chunk),
-                None => (0, Vec::new()),
-            }
-        };
-        call.reply_array(2);
-        call.reply_integer(next);
-        call.reply_bulk(&data);
-        return Ok(());
+        return window::scandump(call, &key, iterator, HEADER_ITERATOR);
     }
     let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
     let iterator = parse::integer(call.arg(2)).ok_or(CommandError::ScanDumpIteratorNotNumeric)?;

@@ -201,21 +201,20 @@ pub fn create(call: &Call, key: &mut Key, creation: &Creation, window: Window) -
 
 /// Adds the items from `first_item` on to the windowed filter in `key`: 1 for an item no live
 /// generation had, 0 for one it restarted the window of. The first error ends the answers.
-/// Answers the number of items processed and whether any was new.
+/// Answers the number of items processed.
 pub fn add_items(
     call: &Call,
     key: &mut Key,
     first_item: usize,
     single: bool,
-) -> Result<(usize, bool), CommandError> {
+) -> Result<usize, CommandError> {
     let filter = key.get_mut::<WindowFilter>()?.ok_or(CommandError::Internal)?;
     rotate_for_write(call, filter);
     let before = filter.footprint();
     let budget = call.max_filter_bytes();
-    let (mut processed, mut added) = (0, false);
+    let mut processed = 0;
     let mut answer = |result: Result<bool, redbloom_core::bloom::FilterError>| match result {
         Ok(new) => {
-            added |= new;
             processed += 1;
             call.reply_bool(new);
         }
@@ -241,7 +240,7 @@ pub fn add_items(
     }
     METRICS.count_adds(processed);
     metrics::changed(before, filter);
-    Ok((processed, added))
+    Ok(processed)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -317,14 +316,25 @@ pub fn debug(call: &Call, key: &Key) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// BF.SCANDUMP's header, or the chunk at `offset`.
-pub fn header(key: &Key) -> Result<Vec<u8>, CommandError> {
-    Ok(key.get::<WindowFilter>()?.ok_or(CommandError::Internal)?.encode_header())
-}
-
-pub fn chunk_at(key: &Key, offset: u64) -> Result<Option<Vec<u8>>, CommandError> {
+/// BF.SCANDUMP of a windowed filter: its header at iterator 0, then its chunks, with the
+/// plain filters' iterator arithmetic (`dump.rs`); the chunk is sent from the filter's bits.
+pub fn scandump(call: &Call, key: &Key, iterator: i64, header_iterator: i64) -> Result<(), CommandError> {
     let filter = key.get::<WindowFilter>()?.ok_or(CommandError::Internal)?;
-    Ok(filter.chunk_at(offset).map(<[u8]>::to_vec))
+    call.reply_array(2);
+    if iterator == 0 {
+        call.reply_integer(header_iterator);
+        call.reply_bulk(&filter.encode_header());
+        return Ok(());
+    }
+    let offset = iterator.checked_sub(1).and_then(|offset| u64::try_from(offset).ok());
+    if let Some(chunk) = offset.and_then(|offset| filter.chunk_at(offset)) {
+        call.reply_integer(iterator.saturating_add(chunk.len() as i64));
+        call.reply_bulk(chunk);
+    } else {
+        call.reply_integer(0);
+        call.reply_bulk(&[]);
+    }
+    Ok(())
 }
 
 /// BF.LOADCHUNK of a windowed filter's header: the filter, empty, in the (empty) key.
@@ -421,12 +431,10 @@ extern "C" fn tick(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
 fn visit(ctx: *mut raw::RedisModuleCtx) {
     let batch: Vec<(c_int, Vec<u8>)> = {
         let (Ok(keys), Ok(next)) = (KEYS.lock(), NEXT.lock()) else { return };
-        let after = next.clone();
-        let from: Vec<_> = match &after {
+        match &*next {
             Some(start) => keys.range(start.clone()..).take(KEYS_PER_TICK).cloned().collect(),
             None => keys.iter().take(KEYS_PER_TICK).cloned().collect(),
-        };
-        from
+        }
     };
     let now = now_ms();
     let mut gone = Vec::new();

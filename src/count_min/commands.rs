@@ -40,7 +40,7 @@ pub const COMMANDS: &[Command] = command_table! {
         summary: c"Returns the counts of items",
     }
     c"cms.merge" => update::merge {
-        arity: -4, flags: c"write deny-oom getkeys-api", keys: MERGES, arguments: MERGE,
+        arity: -4, flags: c"write deny-oom", keys: MERGES, arguments: MERGE,
         complexity: c"O(k * w * d), where k is the number of sketches, w the width and d the depth",
         summary: c"Merges sketches into one, with weights",
     }

@@ -76,8 +76,8 @@ pub enum Keys {
     /// CMS.MERGE and TDIGEST.MERGE take. Declared twice, so that a cluster refuses sources in
     /// other slots (CROSSSLOT) instead of the command not finding them: as key specs (COMMAND
     /// GETKEYS, ACLs), and through the `getkeys-api` flag, since Redis 7.0's cluster finds a
-    /// module command's keys by that API or the first-last-step range, not by key specs. Such a
-    /// command's table entry carries the flag.
+    /// module command's keys by that API or the first-last-step range, not by key specs.
+    /// Registration adds the flag.
     DestinationAndSources(u32),
 }
 
@@ -175,10 +175,22 @@ pub fn add_acl_categories(ctx: *mut raw::RedisModuleCtx, categories: &[&CStr]) {
 
 /// Creates the command and tells Redis what it is; `false` if the server refused it.
 pub fn register(ctx: *mut raw::RedisModuleCtx, command: &Command) -> bool {
-    // SAFETY: module load, live context, names and flags are NUL-terminated literals.
+    // SAFETY: module load, live context; the name and flags are NUL-terminated strings that
+    // outlive the call.
+    let flags = match command.keys {
+        Keys::One(_) => std::borrow::Cow::Borrowed(command.flags),
+        Keys::DestinationAndSources(_) => {
+            let mut flags = command.flags.to_bytes().to_vec();
+            flags.extend_from_slice(b" getkeys-api");
+            match std::ffi::CString::new(flags) {
+                Ok(flags) => std::borrow::Cow::Owned(flags),
+                Err(_) => return false,
+            }
+        }
+    };
     let status = unsafe {
         raw::RedisModule_CreateCommand.map_or(raw::REDISMODULE_ERR as c_int, |create| {
-            create(ctx, command.name.as_ptr(), Some(command.entry), command.flags.as_ptr(), 1, 1, 1)
+            create(ctx, command.name.as_ptr(), Some(command.entry), flags.as_ptr(), 1, 1, 1)
         })
     };
     if status != raw::REDISMODULE_OK as c_int {

@@ -37,7 +37,7 @@ pub const COMMANDS: &[Command] = command_table! {
         summary: c"Adds values to a t-digest",
     }
     c"tdigest.merge" => update::merge {
-        arity: -4, flags: c"write deny-oom getkeys-api", keys: MERGES, arguments: MERGE,
+        arity: -4, flags: c"write deny-oom", keys: MERGES, arguments: MERGE,
         complexity: c"O(k * c log c), where k is the number of digests and c the capacity",
         summary: c"Merges t-digests into one",
     }

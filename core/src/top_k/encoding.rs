@@ -5,7 +5,6 @@
 //! RedisBloom checks nothing but the two buffers' sizes (with `assert`); here every value is
 //! checked before it is kept, and nothing is allocated past the budget.
 
-use super::decay::Decay;
 use super::sketch::{required_bytes, valid_decay, TopK, BUCKET_BYTES, SLOT_BYTES, SLOT_POINTER};
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 use crate::murmur::murmur2;
@@ -81,16 +80,7 @@ impl Persistent for TopK {
             slot[cleared..SLOT_POINTER + 8].fill(0);
             slot[SLOT_BYTES - 4..].fill(0);
         }
-        Ok(TopK {
-            k: k as u32,
-            width: width as u32,
-            depth: depth as u32,
-            decay,
-            powers: Decay::new(decay),
-            buckets,
-            heap,
-            items,
-        })
+        Ok(TopK::from_parts(k, width, depth, decay, buckets, heap, items))
     }
 
     fn save_rdb(&self, sink: &mut impl RdbSink) {

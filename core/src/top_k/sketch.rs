@@ -129,7 +129,22 @@ impl TopK {
         let mut items = Vec::new();
         items.try_reserve_exact(k as usize).map_err(|_| AllocationFailed)?;
         items.resize(k as usize, None);
-        Ok(TopK {
+        Ok(TopK::from_parts(k, width, depth, decay, buckets, heap, items))
+    }
+
+    /// A sketch of these dimensions, buckets, heap and items, checked by the caller (`new`, or
+    /// a load). The decay's powers are derived here, whichever way the sketch came: RedisBloom
+    /// builds its table only when it creates a sketch, so a sketch it loads never decays.
+    pub(super) fn from_parts(
+        k: u64,
+        width: u64,
+        depth: u64,
+        decay: f64,
+        buckets: ByteArray,
+        heap: ByteArray,
+        items: Vec<Option<Box<[u8]>>>,
+    ) -> TopK {
+        TopK {
             k: k as u32,
             width: width as u32,
             depth: depth as u32,
@@ -138,7 +153,7 @@ impl TopK {
             buckets,
             heap,
             items,
-        })
+        }
     }
 
     /// Items kept.
