@@ -1,5 +1,5 @@
-//! Every BF.* command and every error of bf-commands.md, against a real server, under RESP2
-//! and RESP3.
+//! Every BF.* command and every error of docs/bf-commands.md, against a real server, under
+//! RESP2 and RESP3.
 
 use crate::harness::*;
 use redis::{ProtocolVersion, Value};
