@@ -1,7 +1,20 @@
 //! The integration tests, all in one binary (`cargo test --test it`), so that the client stack
 //! is compiled and linked once rather than once per area. Every test starts its own redis-server
-//! processes with the freshly built module ([`harness`]). The areas that concern the module as
-//! a whole sit here; [`bloom`] and [`cuckoo`] hold those of each filter kind, mirroring each other.
+//! processes with the freshly built module ([`harness`]); `REDIS_SERVER` names the server, and
+//! `make test` runs the binary on each server it tests.
+//!
+//! Each family of types has an area, on much the same topics (the commands and their errors,
+//! persistence, replication, the way to and from the real RedisBloom, hostile input):
+//! - [`bloom`]: Bloom filters (BF.*, `MBbloom--`), and the windowed ones (`rbBF-wind`);
+//! - [`cuckoo`]: cuckoo filters (CF.*, `MBbloomCF`, and `rbCF-wide`);
+//! - [`sketches`]: Count-Min, Top-K and t-digest (CMS.*, TOPK.*, TDIGEST.*), and a RedisBloom
+//!   deployment of all five types switched to this module and back.
+//!
+//! The areas that concern the module as a whole sit here: [`clients`] (clients written for
+//! RedisBloom, unchanged), [`cluster`], [`config`], [`info_bf`] (the `INFO bf` section),
+//! [`registration`] (how the module presents itself: name, version, types, commands),
+//! [`safety`] (the server under pressure) and [`in_process`] (filters built with
+//! `redbloom-core`, handed to a server by LOADCHUNK).
 
 mod bloom;
 mod clients;
