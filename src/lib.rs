@@ -1,10 +1,12 @@
-//! redbloom: Bloom and cuckoo filters as native Redis data types, serving the BF.* and CF.*
-//! commands.
+//! redbloom: RedisBloom's five probabilistic types as native Redis data types (Bloom and
+//! cuckoo filters, Count-Min, Top-K, t-digest) and Bloom filters whose items expire, serving
+//! the BF.*, CF.*, CMS.*, TOPK.* and TDIGEST.* commands.
 //!
-//! This file only registers things with Redis: the module, the data types, the commands and
-//! the configs. The filters live in the `redbloom_core` crate and know nothing of Redis; each
-//! data type has a folder here with its type callbacks and its commands (`bloom`, `cuckoo`),
-//! on top of what they share (`shared`).
+//! This file only registers things with Redis: the module, the data types, the commands, the
+//! `INFO bf` metrics, the timers of values that change with the clock, and the configs. The
+//! types live in the `redbloom_core` crate and know nothing of Redis; each family of commands
+//! has a folder here with its types' callbacks and its handlers (`bloom`, `cuckoo`,
+//! `count_min`, `top_k`, `t_digest`), on top of what they share (`shared`).
 
 mod bloom;
 mod count_min;
@@ -17,6 +19,7 @@ use redis_module::native_types::RedisType;
 use redis_module::{decode_args, raw, Context, RedisString, Status, MODULE_CONTEXT};
 use shared::command::{self, Command};
 use shared::config;
+use shared::key_timer::{self, KeyTimer};
 use shared::metrics::{self, Metrics};
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -35,7 +38,7 @@ const MODULE_VERSION: c_int = 20800;
 
 static DATA_TYPES: [&RedisType; 7] = [
     &bloom::datatype::BLOOM_TYPE,
-    &bloom::window::WINDOW_TYPE,
+    &bloom::window::datatype::WINDOW_TYPE,
     &cuckoo::datatype::CUCKOO_TYPE,
     &cuckoo::datatype::WIDE_CUCKOO_TYPE,
     &count_min::datatype::COUNT_MIN_TYPE,
@@ -58,6 +61,8 @@ static METRICS: [&Metrics; 5] = [
     &top_k::datatype::METRICS,
     &t_digest::datatype::METRICS,
 ];
+
+static KEY_TIMERS: [&KeyTimer; 1] = [&bloom::window::timer::TIMER];
 
 /// Called by Redis on `loadmodule`.
 ///
@@ -119,7 +124,7 @@ unsafe fn explain_refused_name(ctx: *mut raw::RedisModuleCtx) {
         that Redis 8 builds with its modules load), and only one module of a name can load. To run redbloom \
         instead, remove that module's loadmodule line (a Redis 8 built with its modules has it in redis.conf; \
         or use a build without them, such as the distributions' redis-server) and restart with redbloom: \
-        the Bloom and cuckoo filters saved by RedisBloom load here as they are. Nothing of the other module \
+        the data RedisBloom saved (all five of its types) loads here as it is. Nothing of the other module \
         or its data was touched.";
     // SAFETY: function pointers set by RedisModule_Init; the strings are NUL-terminated.
     unsafe {
@@ -150,7 +155,7 @@ fn initialize(ctx: &Context, args: &[RedisString]) -> Status {
         COMMAND_TABLES.iter().filter_map(|table| table.first()).map(|c| c.category).collect();
     command::add_acl_categories(ctx.ctx, &categories);
     metrics::register(ctx.ctx, &METRICS);
-    bloom::window::start(ctx.ctx);
+    key_timer::start(ctx.ctx, &KEY_TIMERS);
     for command in COMMAND_TABLES.iter().flat_map(|table| table.iter()) {
         if !command::register(ctx.ctx, command) {
             ctx.log_warning(&format!("redbloom: could not register {:?}", command.name));

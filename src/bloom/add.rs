@@ -1,13 +1,15 @@
 //! BF.ADD, BF.MADD and BF.INSERT: add items, creating the filter when the key is missing.
 
 use super::datatype::METRICS;
+use super::held::{held_mut, HeldMut};
 use super::parse::{self, Creation};
-use super::reserve::{defaults, log_refusal, replicate_creation};
-use super::window;
+use super::reserve::{create, defaults, replicate_creation, replicate_items};
+use super::window::rotation::rotate_for_write;
 use crate::shared::call::Call;
 use crate::shared::config;
 use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
+use redbloom_core::bloom::window::WindowFilter;
 use redbloom_core::bloom::{Filter, FilterError};
 use std::cell::OnceCell;
 use std::ffi::CStr;
@@ -30,7 +32,7 @@ pub fn madd(call: &Call) -> Result<(), CommandError> {
 }
 
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [FORMAT f]
-/// ITEMS item ...`
+/// [WINDOW ms [GENERATIONS g]] ITEMS item ...`
 pub fn insert(call: &Call) -> Result<(), CommandError> {
     let parsed = parse::insert(&call.args(), defaults())?;
     if let Some(asked) = parsed.capped_rate {
@@ -53,120 +55,127 @@ fn add_items(
     let budget = OnceCell::new();
     let budget = || *budget.get_or_init(|| call.max_filter_bytes());
     let mut key = call.open_key_for_writing();
-    if window::holds(&key) {
-        return add_to_window(call, &mut key, first_item, None, event, replies);
-    }
-    if let Some(window) = creation.and_then(|creation| creation.window) {
-        if key.get::<Filter>()?.is_none() {
-            let creation = creation.ok_or(CommandError::Internal)?;
-            let header = window::create(call, &mut key, &creation, window)?;
-            return add_to_window(call, &mut key, first_item, Some(header), event, replies);
-        }
-    }
-    let created = if key.get::<Filter>()?.is_some() {
-        None
-    } else {
+    let created = if key.is_empty() {
         let creation = creation.ok_or(CommandError::NotFound)?;
-        let filter = creation.try_build(budget()).inspect_err(|_| log_refusal(&creation))?;
-        let header = filter.encode_header();
-        key.store(filter)?;
-        Some(header)
+        Some(create(call, &mut key, &creation)?)
+    } else {
+        None
     };
-    let filter = key.get_mut::<Filter>()?.ok_or(CommandError::Internal)?;
-    let before = filter.footprint();
-    let count_error = |error: FilterError| {
-        if error == FilterError::Full {
-            METRICS.count_full_errors(1);
+    let added = match held_mut(&mut key)?.ok_or(CommandError::Internal)? {
+        HeldMut::Plain(filter) => add_to(call, filter, first_item, replies, budget),
+        HeldMut::Windowed(filter) => {
+            rotate_for_write(call, filter);
+            add_to(call, filter, first_item, replies, budget)
         }
     };
 
-    let mut added = false;
-    // Items processed without error; an error ends the command there.
-    let mut succeeded = 0;
-    if replies == Replies::Single {
-        match filter.insert(call.arg(first_item), budget) {
-            Ok(answer) => {
-                added = answer;
-                succeeded = 1;
-                call.reply_bool(answer);
-            }
-            Err(error) => {
-                count_error(error);
-                call.reply_error(error.into());
-            }
+    // Replicas and the AOF replay without a memory budget: if this server stopped at an
+    // error, they must get only the items it processed, or they would add the rest.
+    let items = first_item..first_item + added.processed;
+    let stopped_early = items.end < call.argc();
+    if let Some(header) = created {
+        call.notify(c"bf.reserve");
+        replicate_creation(call, &header, items);
+    } else if added.changed && stopped_early {
+        replicate_items(call, items);
+    } else if added.changed {
+        call.replicate_verbatim();
+    }
+    if added.changed {
+        call.notify(event);
+    }
+    Ok(())
+}
+
+/// What an add did.
+struct Added {
+    /// Items processed without error; an error ends the command there.
+    processed: usize,
+    /// Whether the filter changed.
+    changed: bool,
+}
+
+/// Adds the items and answers each, to either kind of filter.
+fn add_to<F: Adds>(
+    call: &Call,
+    filter: &mut F,
+    first_item: usize,
+    replies: Replies,
+    budget: impl Fn() -> usize + Copy,
+) -> Added {
+    let before = filter.footprint();
+    let mut any_new = false;
+    let mut processed = 0;
+    let mut answer = |result: Result<bool, FilterError>| match result {
+        Ok(new) => {
+            any_new |= new;
+            processed += 1;
+            call.reply_bool(new);
         }
+        Err(error) => {
+            if error == FilterError::Full {
+                METRICS.count_full_errors(1);
+            }
+            call.reply_error(error.into());
+        }
+    };
+    if replies == Replies::Single {
+        answer(filter.add(call.arg(first_item), budget));
     } else {
         let mut answered = 0;
-        filter.insert_each(call.args_from(first_item), budget, |result| {
+        filter.add_each(call.args_from(first_item), budget, |result| {
             // Started with the first answer, once the batch is hashed and its cache lines are
             // on their way: the reply's own work then overlaps the loads.
             if answered == 0 {
                 call.reply_array_postponed();
             }
             answered += 1;
-            match result {
-                Ok(answer) => {
-                    added |= answer;
-                    succeeded += 1;
-                    call.reply_bool(answer);
-                }
-                Err(error) => {
-                    count_error(error);
-                    call.reply_error(error.into());
-                }
-            }
+            answer(result);
         });
         call.set_array_length(answered);
     }
-    METRICS.count_adds(succeeded);
+    METRICS.count_adds(processed);
     metrics::changed(before, filter);
-
-    // Replicas and the AOF replay without a memory budget: if this server stopped at an
-    // error, they must get only the items it processed, or they would add the rest.
-    let items = first_item..first_item + succeeded;
-    let stopped_early = items.end < call.argc();
-    if let Some(header) = created {
-        call.notify(c"bf.reserve");
-        replicate_creation(call, &header, items);
-    } else if added && stopped_early {
-        let mut args = vec![call.arg(1)];
-        args.extend(items.map(|index| call.arg(index)));
-        call.replicate("BF.MADD", &args);
-    } else if added {
-        call.replicate_verbatim();
-    }
-    if added {
-        call.notify(event);
-    }
-    Ok(())
+    Added { processed, changed: any_new || (F::EVERY_ADD_WRITES && processed > 0) }
 }
 
-/// The same for a windowed filter. Every item processed changed it (an item already present
-/// has its window restarted), so the command is replicated whatever it answered.
-fn add_to_window(
-    call: &Call,
-    key: &mut crate::shared::keyspace::Key,
-    first_item: usize,
-    created: Option<Vec<u8>>,
-    event: &CStr,
-    replies: Replies,
-) -> Result<(), CommandError> {
-    let processed = window::add_items(call, key, first_item, replies == Replies::Single)?;
-    let items = first_item..first_item + processed;
-    if let Some(header) = created {
-        call.notify(c"bf.reserve");
-        replicate_creation(call, &header, items);
-    } else if items.end < call.argc() {
-        if !items.is_empty() {
-            let mut args = vec![call.arg(1)];
-            args.extend(items.map(|index| call.arg(index)));
-            call.replicate("BF.MADD", &args);
+/// What an add needs of either kind of filter.
+trait Adds: Measured {
+    /// Whether every add changes the filter, even of an item it had: a windowed filter
+    /// restarts that item's window.
+    const EVERY_ADD_WRITES: bool;
+    /// Adds one item: whether it was new, or why it could not be added.
+    fn add(&mut self, item: &[u8], budget: impl Fn() -> usize) -> Result<bool, FilterError>;
+    /// Adds a batch, hashed together, each answer to `answer`; the first error ends it.
+    fn add_each<'a>(
+        &mut self,
+        items: impl Iterator<Item = &'a [u8]>,
+        budget: impl Fn() -> usize,
+        answer: impl FnMut(Result<bool, FilterError>),
+    );
+}
+
+/// Both kinds of filter add through inherent methods of the same names and shapes.
+macro_rules! adds {
+    ($filter:ty, every_add_writes: $every_add_writes:expr) => {
+        impl Adds for $filter {
+            const EVERY_ADD_WRITES: bool = $every_add_writes;
+
+            fn add(&mut self, item: &[u8], budget: impl Fn() -> usize) -> Result<bool, FilterError> {
+                self.insert(item, budget)
+            }
+
+            fn add_each<'a>(
+                &mut self,
+                items: impl Iterator<Item = &'a [u8]>,
+                budget: impl Fn() -> usize,
+                answer: impl FnMut(Result<bool, FilterError>),
+            ) {
+                self.insert_each(items, budget, answer);
+            }
         }
-    } else {
-        call.replicate_verbatim();
-    }
-    if processed > 0 {
-        call.notify(event);
-    }
-    Ok(())
+    };
 }
+
+adds!(Filter, every_add_writes: false);
+adds!(WindowFilter, every_add_writes: true);

@@ -143,15 +143,16 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
 
 /// The `INFO bf` fields of Bloom filters.
 pub static METRICS: Metrics = Metrics::new(Names {
-    gauges: [Some(c"filters"), Some(c"bytes"), Some(c"items"), Some(c"sub_filters")],
+    values: c"filters",
+    bytes: c"bytes",
+    items: Some(c"items"),
+    sub_filters: Some(c"sub_filters"),
     adds: c"adds",
     deletes: None,
-    counters: [
-        Some(c"lookups"),
-        Some(c"lookups_found"),
-        Some(c"full_filter_errors"),
-        Some(c"refused_creations"),
-    ],
+    lookups: c"lookups",
+    lookups_found: Some(c"lookups_found"),
+    full_errors: Some(c"full_filter_errors"),
+    refused_creations: c"refused_creations",
 });
 
 impl Measured for Filter {
@@ -171,9 +172,8 @@ impl Measured for Filter {
 impl StoredValue for Filter {
     const KIND: &'static str = "Bloom filter";
 
-    fn data_types() -> &'static [&'static RedisType] {
-        static TYPES: [&RedisType; 1] = [&BLOOM_TYPE];
-        &TYPES
+    fn data_types() -> impl Iterator<Item = &'static RedisType> {
+        std::iter::once(&BLOOM_TYPE)
     }
 
     fn data_type(&self) -> &'static RedisType {

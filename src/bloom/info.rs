@@ -1,28 +1,60 @@
 //! BF.INFO and BF.DEBUG.
 
-use super::window;
+use super::error::BfError;
+use super::held::{held, Held};
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse::is_keyword;
+use redbloom_core::bloom::window::WindowFilter;
 use redbloom_core::bloom::Filter;
 use std::ffi::CStr;
 
-/// The five pairs of BF.INFO, in their order. go-redis refuses labels it does not know, so
-/// nothing may be added here: new information needs a new optional field.
-const FIELDS: [(&str, &CStr); 5] = [
-    ("CAPACITY", c"Capacity"),
-    ("SIZE", c"Size"),
-    ("FILTERS", c"Number of filters"),
-    ("ITEMS", c"Number of items inserted"),
-    ("EXPANSION", c"Expansion rate"),
-];
+/// One pair of BF.INFO: the keyword that asks for it alone, its label, and its value (nil
+/// where the filter has none).
+struct Field {
+    name: &'static str,
+    label: &'static CStr,
+    value: Option<u64>,
+}
 
-/// Not among the five pairs, so that the plain reply stays what clients parse: asked for
-/// alone, the false-positive rate the filter has now (an extension of this module).
+const fn field(name: &'static str, label: &'static CStr, value: Option<u64>) -> Field {
+    Field { name, label, value }
+}
+
+/// The five pairs every filter answers, in their order. go-redis refuses labels it does not
+/// know, so nothing may be added to a plain filter's reply: new information needs a new
+/// optional field.
+fn plain_fields(filter: &Filter) -> [Field; 5] {
+    [
+        field("CAPACITY", c"Capacity", Some(filter.capacity())),
+        field("SIZE", c"Size", Some(filter.reported_size())),
+        field("FILTERS", c"Number of filters", Some(filter.link_count() as u64)),
+        field("ITEMS", c"Number of items inserted", Some(filter.items())),
+        field("EXPANSION", c"Expansion rate", filter.expansion().map(u64::from)),
+    ]
+}
+
+/// A windowed filter's: the five pairs, then `Window` and `Generations`.
+fn windowed_fields(filter: &WindowFilter) -> [Field; 7] {
+    let params = filter.params();
+    [
+        field("CAPACITY", c"Capacity", Some(filter.capacity())),
+        field("SIZE", c"Size", Some(filter.memory_bytes() as u64)),
+        field("FILTERS", c"Number of filters", Some(filter.link_count() as u64)),
+        field("ITEMS", c"Number of items inserted", Some(filter.items())),
+        field(
+            "EXPANSION",
+            c"Expansion rate",
+            (params.expansion() > 0).then_some(u64::from(params.expansion())),
+        ),
+        field("WINDOW", c"Window", Some(params.window_ms())),
+        field("GENERATIONS", c"Generations", Some(u64::from(params.generations()))),
+    ]
+}
+
+/// Not among a plain filter's five pairs, so that its reply stays what clients parse: asked
+/// for alone, the false-positive rate the filter has now (an extension of this module).
 const ESTIMATE: (&str, &CStr) = ("ERROR", c"Estimated error rate");
-
-/// A windowed filter's two pairs after the five.
-const WINDOW_FIELDS: [(&str, &CStr); 2] = [("WINDOW", c"Window"), ("GENERATIONS", c"Generations")];
 
 /// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | ERROR | WINDOW | GENERATIONS]
 pub fn info(call: &Call) -> Result<(), CommandError> {
@@ -30,91 +62,61 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         return Err(CommandError::WrongArity);
     }
     let key = call.open_key();
-    if window::holds(&key) {
-        return window_info(call, &key);
+    match held(&key)?.ok_or(CommandError::NotFound)? {
+        Held::Plain(filter) => reply_fields(call, &plain_fields(filter), Some(filter.estimated_error_rate())),
+        Held::Windowed(filter) => reply_fields(call, &windowed_fields(filter), None),
     }
-    let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
-    if call.argc() == 2 {
-        call.reply_map(FIELDS.len());
-        for (index, (_, label)) in FIELDS.iter().enumerate() {
-            call.reply_simple(label);
-            reply_value(call, filter, index);
-        }
-        return Ok(());
-    }
-    let asked = call.arg(2);
-    let field = FIELDS.iter().position(|(name, _)| is_keyword(asked, name));
-    let estimate = is_keyword(asked, ESTIMATE.0);
-    let label = match field {
-        Some(index) => FIELDS[index].1,
-        None if estimate => ESTIMATE.1,
-        None => return Err(CommandError::InvalidInfoField),
-    };
-    if call.is_resp3() {
-        call.reply_map(1);
-        call.reply_simple(label);
-    } else {
-        call.reply_array(1);
-    }
-    match field {
-        Some(index) => reply_value(call, filter, index),
-        None => call.reply_double(filter.estimated_error_rate()),
-    }
-    Ok(())
 }
 
-/// BF.INFO of a windowed filter: the five pairs, then `Window` and `Generations`.
-fn window_info(call: &Call, key: &crate::shared::keyspace::Key) -> Result<(), CommandError> {
-    let values = window::info_values(key)?;
-    let labels = FIELDS.iter().chain(WINDOW_FIELDS.iter());
-    let reply = |value: Option<i64>| match value {
-        Some(value) => call.reply_integer(value),
-        None => call.reply_null(),
-    };
-    if call.argc() == 2 {
-        call.reply_map(values.len());
-        for ((_, label), value) in labels.zip(values) {
-            call.reply_simple(label);
-            reply(value);
-        }
-        return Ok(());
-    }
-    let asked = call.arg(2);
-    let (index, (_, label)) =
-        labels.enumerate().find(|(_, (name, _))| is_keyword(asked, name)).ok_or(CommandError::InvalidInfoField)?;
-    if call.is_resp3() {
-        call.reply_map(1);
-        call.reply_simple(label);
-    } else {
-        call.reply_array(1);
-    }
-    reply(values[index]);
-    Ok(())
-}
-
-fn reply_value(call: &Call, filter: &Filter, field: usize) {
-    let value = match field {
-        0 => Some(filter.capacity()),
-        1 => Some(filter.reported_size()),
-        2 => Some(filter.link_count() as u64),
-        3 => Some(filter.items()),
-        _ => filter.expansion().map(u64::from),
-    };
-    match value {
+/// Every pair, or the one asked for; `estimate` answers ERROR where the filter has one.
+fn reply_fields(call: &Call, fields: &[Field], estimate: Option<f64>) -> Result<(), CommandError> {
+    let reply_value = |value: Option<u64>| match value {
         Some(value) => call.reply_integer(value as i64),
         None => call.reply_null(),
+    };
+    if call.argc() == 2 {
+        call.reply_map(fields.len());
+        for field in fields {
+            call.reply_simple(field.label);
+            reply_value(field.value);
+        }
+        return Ok(());
     }
+    let asked = call.arg(2);
+    let found = fields.iter().find(|field| is_keyword(asked, field.name));
+    let estimate = estimate.filter(|_| is_keyword(asked, ESTIMATE.0));
+    let label = match (found, estimate) {
+        (Some(field), _) => field.label,
+        (None, Some(_)) => ESTIMATE.1,
+        (None, None) => return Err(BfError::InvalidInfoField.into()),
+    };
+    if call.is_resp3() {
+        call.reply_map(1);
+        call.reply_simple(label);
+    } else {
+        call.reply_array(1);
+    }
+    match (found, estimate) {
+        (Some(field), _) => reply_value(field.value),
+        (None, estimate) => call.reply_double(estimate.unwrap_or_default()),
+    }
+    Ok(())
 }
 
-/// BF.DEBUG key: the item count, then one line per sub-filter. For RedisBloom's format the
-/// lines are RedisBloom's own; for this module's, `bits` counts the blocked layout's bits
-/// and `hashes` the bits set per item over all its blocks.
+/// BF.DEBUG key: for a plain filter, the item count, then one line per sub-filter; for a
+/// windowed one, the window, then one line per live generation.
 pub fn debug(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    if window::holds(&key) {
-        return window::debug(call, &key);
+    match held(&key)?.ok_or(CommandError::NotFound)? {
+        Held::Plain(filter) => debug_plain(call, filter),
+        Held::Windowed(filter) => debug_windowed(call, filter),
     }
-    let filter = key.get::<Filter>()?.ok_or(CommandError::NotFound)?;
+    Ok(())
+}
+
+/// For RedisBloom's format the lines are RedisBloom's own; for this module's, `bits` counts
+/// the blocked layout's bits and `hashes` the bits set per item over all its blocks.
+fn debug_plain(call: &Call, filter: &Filter) {
     call.reply_array(1 + filter.link_count());
     call.reply_bulk(format!("size:{}", filter.items()).as_bytes());
     let line = |bytes: u64, bits: u64, hashes: u32, width: u32, capacity: u64, items: u64, rate: f64| {
@@ -139,7 +141,32 @@ pub fn debug(call: &Call) -> Result<(), CommandError> {
             }
         }
     }
-    Ok(())
+}
+
+fn debug_windowed(call: &Call, filter: &WindowFilter) {
+    let params = filter.params();
+    call.reply_array(1 + filter.generations().count());
+    call.reply_bulk(
+        format!(
+            "window:{} generations:{} span:{} items:{} current:{}",
+            params.window_ms(),
+            params.generations(),
+            params.span_ms(),
+            filter.items(),
+            filter.current_start_ms()
+        )
+        .as_bytes(),
+    );
+    for generation in filter.generations() {
+        let line = format!(
+            "generation start:{} items:{} links:{} bytes:{}",
+            generation.start_ms(),
+            generation.latest_items(),
+            generation.filter().links().len(),
+            generation.memory_bytes()
+        );
+        call.reply_bulk(line.as_bytes());
+    }
 }
 
 /// C's `%g`: six significant digits, trailing zeros dropped, scientific notation when the

@@ -1,13 +1,16 @@
-//! Bloom filters (`MBbloom--`, BF.*): the filter itself is `redbloom_core::bloom`; here are
-//! its type callbacks ([`datatype`]) and its commands ([`commands`] lists them, one file per
-//! family: [`reserve`], [`add`], [`query`], [`info`], [`dump`]), whose arguments [`parse`]
-//! reads. Filters whose items expire (WINDOW) are a type of their own, `rbBF-wind`, served by
-//! the same commands through [`window`].
+//! The BF.* family: two data types behind one command set. Plain Bloom filters (`MBbloom--`,
+//! [`datatype`]) and windowed ones, whose items expire (`rbBF-wind`, [`window`]), over
+//! `redbloom_core::bloom`. [`commands`] lists the commands, one file per family of them
+//! ([`reserve`], [`add`], [`query`], [`info`], [`dump`]); each finds what its key holds with
+//! one lookup ([`held`]) and matches on it once. [`parse`] reads their arguments, [`error`]
+//! holds their texts.
 
 mod add;
 pub mod commands;
 pub mod datatype;
 mod dump;
+mod error;
+mod held;
 mod info;
 mod parse;
 mod query;

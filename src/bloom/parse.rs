@@ -1,6 +1,7 @@
 //! BF.* argument parsing: pure functions over the arguments' bytes (the command name first),
 //! unit-tested and fuzzed without a server. The error strings live in `shared/error.rs`.
 
+use super::error::BfError;
 use crate::shared::error::CommandError;
 use crate::shared::parse::{float, integer, is_keyword};
 use redbloom_core::bloom::window::{generations_in_range, window_in_range, DEFAULT_GENERATIONS};
@@ -39,12 +40,12 @@ impl WindowOptions {
         let Some(token) = args.get(index) else { return Ok(None) };
         let value = args.get(index + 1).and_then(|value| integer(value));
         if is_keyword(token, "WINDOW") {
-            let ms = value.filter(|&ms| window_in_range(ms)).ok_or(CommandError::WindowOutOfRange)?;
+            let ms = value.filter(|&ms| window_in_range(ms)).ok_or(BfError::WindowOutOfRange)?;
             self.ms = Some(ms as u64);
             Ok(Some(2))
         } else if is_keyword(token, "GENERATIONS") {
             let generations =
-                value.filter(|&g| generations_in_range(g)).ok_or(CommandError::GenerationsOutOfRange)?;
+                value.filter(|&g| generations_in_range(g)).ok_or(BfError::GenerationsOutOfRange)?;
             self.generations = Some(generations as u32);
             Ok(Some(2))
         } else {
@@ -55,11 +56,11 @@ impl WindowOptions {
     fn window(self) -> Result<Option<Window>, CommandError> {
         match (self.ms, self.generations) {
             (None, None) => Ok(None),
-            (None, Some(_)) => Err(CommandError::GenerationsWithoutWindow),
+            (None, Some(_)) => Err(BfError::GenerationsWithoutWindow.into()),
             (Some(ms), generations) => {
                 let generations = generations.unwrap_or(DEFAULT_GENERATIONS);
                 if u64::from(generations) > ms {
-                    return Err(CommandError::GenerationsOutOfRange);
+                    return Err(BfError::GenerationsOutOfRange.into());
                 }
                 Ok(Some(Window { ms, generations }))
             }
@@ -94,11 +95,11 @@ pub struct Parsed {
 /// without its keyword.
 /// `defaults` gives the expansion and format when they are not named.
 pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError> {
-    let asked_rate = args.get(2).and_then(|arg| float(arg)).ok_or(CommandError::BadErrorRate)?;
-    let error_rate = error_rate_in_range(asked_rate, CommandError::ErrorRateOutOfRange)?;
-    let capacity = args.get(3).and_then(|arg| integer(arg)).ok_or(CommandError::BadCapacity)?;
+    let asked_rate = args.get(2).and_then(|arg| float(arg)).ok_or(BfError::BadErrorRate)?;
+    let error_rate = error_rate_in_range(asked_rate, BfError::ErrorRateOutOfRange.into())?;
+    let capacity = args.get(3).and_then(|arg| integer(arg)).ok_or(BfError::BadCapacity)?;
     if !params::capacity_in_range(capacity) {
-        return Err(CommandError::CapacityOutOfRange);
+        return Err(BfError::CapacityOutOfRange.into());
     }
     let mut expansion = None;
     let mut nonscaling = false;
@@ -109,14 +110,13 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
         if let Some(taken) = window.read(args, index)? {
             index += taken;
         } else if is_keyword(token, "FORMAT") {
-            format =
-                args.get(index + 1).and_then(|name| Format::named(name)).ok_or(CommandError::BadFormat)?;
+            format = args.get(index + 1).and_then(|name| Format::named(name)).ok_or(BfError::BadFormat)?;
             index += 2;
         } else if is_keyword(token, "EXPANSION") {
-            let value = args.get(index + 1).ok_or(CommandError::NoExpansion)?;
-            let value = integer(value).ok_or(CommandError::BadExpansion)?;
+            let value = args.get(index + 1).ok_or(BfError::NoExpansion)?;
+            let value = integer(value).ok_or(BfError::BadExpansion)?;
             if !params::expansion_in_range(value) {
-                return Err(CommandError::ExpansionOutOfRange);
+                return Err(BfError::ExpansionOutOfRange.into());
             }
             expansion = Some(value as u32);
             index += 2;
@@ -160,10 +160,10 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
             index += 2;
         } else if is_keyword(token, "EXPANSION") {
             let expansion = integer(value()?).filter(|&e| params::expansion_in_range(e));
-            expansion_given = Some(expansion.ok_or(CommandError::InsertBadExpansion)? as u32);
+            expansion_given = Some(expansion.ok_or(BfError::InsertBadExpansion)? as u32);
             index += 2;
         } else if is_keyword(token, "FORMAT") {
-            creation.format = Format::named(value()?).ok_or(CommandError::BadFormat)?;
+            creation.format = Format::named(value()?).ok_or(BfError::BadFormat)?;
             index += 2;
         } else if is_keyword(token, "NOCREATE") {
             nocreate = true;
@@ -191,7 +191,7 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
 /// each other when both are given with a non-zero expansion.
 fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32, CommandError> {
     match (expansion, nonscaling) {
-        (Some(expansion), true) if expansion > 0 => Err(CommandError::NonScalingCannotExpand),
+        (Some(expansion), true) if expansion > 0 => Err(BfError::NonScalingCannotExpand.into()),
         (_, true) => Ok(0),
         (Some(expansion), false) => Ok(expansion),
         (None, false) => Ok(default),
@@ -214,17 +214,17 @@ mod tests {
         let window = parsed.creation.and_then(|creation| creation.window);
         assert_eq!(window, Some(Window { ms: 1000, generations: DEFAULT_GENERATIONS }));
         for (line, error) in [
-            ("BF.RESERVE k 0.01 100 WINDOW", CommandError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 0", CommandError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW -5", CommandError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW x", CommandError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 1099511627777", CommandError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 0", CommandError::GenerationsOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 65", CommandError::GenerationsOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4", CommandError::GenerationsOutOfRange),
-            ("BF.RESERVE k 0.01 100 GENERATIONS 4", CommandError::GenerationsWithoutWindow),
+            ("BF.RESERVE k 0.01 100 WINDOW", BfError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 0", BfError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW -5", BfError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW x", BfError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 1099511627777", BfError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 0", BfError::GenerationsOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 65", BfError::GenerationsOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4", BfError::GenerationsOutOfRange),
+            ("BF.RESERVE k 0.01 100 GENERATIONS 4", BfError::GenerationsWithoutWindow),
         ] {
-            assert_eq!(reserve(&args(line), DEFAULTS), Err(error), "{line}");
+            assert_eq!(reserve(&args(line), DEFAULTS), Err(error.into()), "{line}");
         }
     }
 
@@ -243,8 +243,11 @@ mod tests {
             Some(Creation { capacity: 5, error_rate: 0.25, expansion: 7, ..DEFAULTS })
         );
         assert_eq!(parsed.capped_rate, Some(0.9));
-        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS), Err(CommandError::NoExpansion));
-        assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(CommandError::BadErrorRate));
+        assert_eq!(
+            reserve(&args("BF.RESERVE k 0.01 5 EXPANSION"), DEFAULTS),
+            Err(BfError::NoExpansion.into())
+        );
+        assert_eq!(reserve(&args("BF.RESERVE k"), DEFAULTS), Err(BfError::BadErrorRate.into()));
     }
 
     #[test]
@@ -257,7 +260,7 @@ mod tests {
         for line in
             ["BF.RESERVE k 0.01 5 NONSCALING EXPANSION 2", "BF.RESERVE k 0.01 5 EXPANSION 2 NONSCALING"]
         {
-            assert_eq!(reserve(&args(line), DEFAULTS), Err(CommandError::NonScalingCannotExpand), "{line}");
+            assert_eq!(reserve(&args(line), DEFAULTS), Err(BfError::NonScalingCannotExpand.into()), "{line}");
         }
     }
 
@@ -270,12 +273,12 @@ mod tests {
         let redisbloom_default = Creation { format: Format::RedisBloom, ..DEFAULTS };
         let parsed = insert(&args("BF.INSERT k NONSCALING ITEMS a"), redisbloom_default).unwrap();
         assert_eq!(parsed.creation.unwrap().format, Format::RedisBloom);
-        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT"), DEFAULTS), Err(CommandError::BadFormat));
+        assert_eq!(reserve(&args("BF.RESERVE k 0.01 5 FORMAT"), DEFAULTS), Err(BfError::BadFormat.into()));
         assert_eq!(
             reserve(&args("BF.RESERVE k 0.01 5 FORMAT other"), DEFAULTS),
-            Err(CommandError::BadFormat)
+            Err(BfError::BadFormat.into())
         );
-        assert_eq!(insert(&args("BF.INSERT k FORMAT x ITEMS a"), DEFAULTS), Err(CommandError::BadFormat));
+        assert_eq!(insert(&args("BF.INSERT k FORMAT x ITEMS a"), DEFAULTS), Err(BfError::BadFormat.into()));
     }
 
     #[test]

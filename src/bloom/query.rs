@@ -1,25 +1,25 @@
-//! BF.EXISTS, BF.MEXISTS and BF.CARD.
+//! BF.EXISTS, BF.MEXISTS and BF.CARD. A master asks a windowed filter by its own clock (the
+//! generations it has expired answer nothing); a replica, what its master's rotations left.
 //!
 //! Lookups cannot fail (a missing key answers 0), but every handler has the command table's
 //! signature.
 #![allow(clippy::unnecessary_wraps)]
 
 use super::datatype::METRICS;
-use super::window;
+use super::held::{held, Held};
 use crate::shared::call::Call;
+use crate::shared::clock::{decides, now_ms};
 use crate::shared::error::CommandError;
-use redbloom_core::bloom::Filter;
 
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
 pub fn exists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let present = if window::holds(&key) {
-        window::exists(call, &key)?
-    } else {
-        match key.get::<Filter>() {
-            Ok(Some(filter)) => filter.contains(call.arg(2)),
-            _ => false,
-        }
+    let item = call.arg(2);
+    let present = match held(&key) {
+        Ok(Some(Held::Plain(filter))) => filter.contains(item),
+        Ok(Some(Held::Windowed(filter))) if decides(call) => filter.contains_at(item, now_ms()),
+        Ok(Some(Held::Windowed(filter))) => filter.contains(item),
+        Ok(None) | Err(_) => false,
     };
     METRICS.count_lookups(1, usize::from(present));
     call.reply_bool(present);
@@ -30,33 +30,31 @@ pub fn exists(call: &Call) -> Result<(), CommandError> {
 pub fn mexists(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     call.reply_array(call.argc() - 2);
-    if window::holds(&key) {
-        let mut found = 0;
-        window::exists_each(call, &key, |present| {
-            found += usize::from(present);
-            call.reply_bool(present);
-        })?;
-        METRICS.count_lookups(call.argc() - 2, found);
-        return Ok(());
-    }
-    let Ok(Some(filter)) = key.get::<Filter>() else {
-        (2..call.argc()).for_each(|_| call.reply_bool(false));
-        METRICS.count_lookups(call.argc() - 2, 0);
-        return Ok(());
-    };
     let mut found = 0;
-    filter.contains_each(call.args_from(2), |present| {
+    let mut answer = |present: bool| {
         found += usize::from(present);
         call.reply_bool(present);
-    });
+    };
+    match held(&key) {
+        Ok(Some(Held::Plain(filter))) => filter.contains_each(call.args_from(2), answer),
+        Ok(Some(Held::Windowed(filter))) => {
+            filter.contains_each(call.args_from(2), decides(call).then(now_ms), answer);
+        }
+        Ok(None) | Err(_) => call.args_from(2).for_each(|_| answer(false)),
+    }
     METRICS.count_lookups(call.argc() - 2, found);
     Ok(())
 }
 
-/// BF.CARD key: the adds that answered 1; 0 for a missing key.
+/// BF.CARD key: the adds that answered 1 (of a windowed filter, those of its live window);
+/// 0 for a missing key.
 pub fn card(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let items = if window::holds(&key) { window::card(&key)? } else { key.get::<Filter>()?.map_or(0, Filter::items) };
+    let items = match held(&key)? {
+        Some(Held::Plain(filter)) => filter.items(),
+        Some(Held::Windowed(filter)) => filter.items(),
+        None => 0,
+    };
     call.reply_integer(items as i64);
     Ok(())
 }

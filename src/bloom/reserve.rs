@@ -1,13 +1,20 @@
-//! BF.RESERVE, and what every command that creates a Bloom filter shares: the defaults,
-//! the replication of a new filter, and the log line of a refused one.
+//! BF.RESERVE, and what every command that creates a Bloom filter shares: the defaults, the
+//! creation of either kind of filter, its replication, and the log line of a refused one.
 
 use super::datatype::METRICS;
+use super::held::held;
 use super::parse::{self, Creation};
-use super::window;
+use super::window::timer::TIMER;
 use crate::shared::call::Call;
+use crate::shared::clock::now_ms;
 use crate::shared::config;
 use crate::shared::error::CommandError;
-use redbloom_core::bloom::Filter;
+use crate::shared::keyspace::Key;
+use redbloom_core::bloom::window::{WindowFilter, WindowParams};
+use redbloom_core::bloom::Format;
+
+/// The formats in the order of `bf.format`'s names (`config::FORMAT_NAMES`).
+const FORMATS: [Format; 2] = [Format::Redbloom, Format::RedisBloom];
 
 /// Parameters of a filter that a command creates without being told them.
 pub fn defaults() -> Creation {
@@ -15,7 +22,7 @@ pub fn defaults() -> Creation {
         error_rate: config::error_rate(),
         capacity: config::initial_size(),
         expansion: config::expansion(),
-        format: config::format(),
+        format: FORMATS.get(config::format_index()).copied().unwrap_or(Format::Redbloom),
         window: None,
     }
 }
@@ -29,21 +36,39 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
         config::log_capped(asked);
     }
     let mut key = call.open_key_for_writing();
-    if window::holds(&key) || key.get::<Filter>()?.is_some() {
+    if held(&key)?.is_some() {
         return Err(CommandError::ItemExists);
     }
-    let header = if let Some(window) = creation.window {
-        window::create(call, &mut key, &creation, window)?
-    } else {
-        let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(&creation))?;
-        let header = filter.encode_header();
-        key.store(filter)?;
-        header
-    };
+    let header = create(call, &mut key, &creation)?;
     call.reply_ok();
     call.notify(c"bf.reserve");
     replicate_creation(call, &header, 0..0);
     Ok(())
+}
+
+/// A new filter in the (empty) key, plain or windowed as `creation` says, a windowed one noted
+/// for its timer; answers its header, which replicates it.
+pub fn create(call: &Call, key: &mut Key, creation: &Creation) -> Result<Vec<u8>, CommandError> {
+    let Some(window) = creation.window else {
+        let filter = creation.try_build(call.max_filter_bytes()).inspect_err(|_| log_refusal(creation))?;
+        let header = filter.encode_header();
+        key.store(filter)?;
+        return Ok(header);
+    };
+    let params = WindowParams::new(
+        window.ms,
+        window.generations,
+        creation.capacity,
+        creation.error_rate,
+        creation.expansion,
+    )?;
+    let filter = WindowFilter::try_new(params, now_ms(), call.max_filter_bytes()).inspect_err(|_| {
+        METRICS.count_refused_creation();
+    })?;
+    let header = filter.encode_header();
+    key.store(filter)?;
+    TIMER.note_call_key(call);
+    Ok(header)
 }
 
 /// A new filter is replicated, and written to the AOF, as the BF.LOADCHUNK of its header,
@@ -53,6 +78,12 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
 /// both commands for a filter in its format.
 pub fn replicate_creation(call: &Call, header: &[u8], items: std::ops::Range<usize>) {
     call.replicate("BF.LOADCHUNK", &[call.arg(1), b"1", header]);
+    replicate_items(call, items);
+}
+
+/// The items from `items` replicated as one BF.MADD (none for an empty range): what a command
+/// that stopped at an error had processed.
+pub fn replicate_items(call: &Call, items: std::ops::Range<usize>) {
     if !items.is_empty() {
         let mut args = vec![call.arg(1)];
         args.extend(items.map(|index| call.arg(index)));
@@ -70,4 +101,17 @@ pub fn log_refusal(creation: &Creation) {
         creation.error_rate,
         config::max_filter_bytes()
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FORMATS;
+    use crate::shared::config::FORMAT_NAMES;
+
+    /// `bf.format` numbers its names; the formats must stand in the same order.
+    #[test]
+    fn the_formats_stand_in_the_order_of_their_names() {
+        let names: Vec<String> = FORMATS.iter().map(|format| format.name().to_ascii_lowercase()).collect();
+        assert_eq!(names, FORMAT_NAMES);
+    }
 }

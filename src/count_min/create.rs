@@ -1,22 +1,11 @@
 //! CMS.INITBYDIM and CMS.INITBYPROB.
 
 use super::datatype::METRICS;
+use super::error::CmsError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
 use redbloom_core::count_min::{dimensions, dimensions_for, CountMinSketch, InitError, SizeError};
-
-impl From<InitError> for CommandError {
-    fn from(error: InitError) -> CommandError {
-        match error {
-            InitError::Width => CommandError::CmsInvalidWidth,
-            InitError::Depth => CommandError::CmsInvalidDepth,
-            InitError::Overestimation => CommandError::CmsInvalidOverestimation,
-            InitError::Probability => CommandError::CmsInvalidProbability,
-            InitError::Dimensions => CommandError::CmsInvalidDimensions,
-        }
-    }
-}
 
 /// CMS.INITBYDIM key width depth.
 pub fn by_dimensions(call: &Call) -> Result<(), CommandError> {
@@ -44,14 +33,14 @@ fn create(
 ) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     if !matches!(key.get::<CountMinSketch>(), Ok(None)) {
-        return Err(CommandError::CmsKeyExists);
+        return Err(CmsError::KeyExists.into());
     }
     let (width, depth) = dimensions_of(call.arg(2), call.arg(3))?;
     let sketch = CountMinSketch::new(width, depth, call.max_filter_bytes()).map_err(|error| {
         METRICS.count_refused_creation();
         match error {
-            SizeError::InvalidDimensions => CommandError::CmsInvalidDimensions,
-            SizeError::TooLarge | SizeError::OutOfMemory => CommandError::CmsInsufficientMemory,
+            SizeError::InvalidDimensions => CmsError::InvalidDimensions,
+            SizeError::TooLarge | SizeError::OutOfMemory => CmsError::InsufficientMemory,
         }
     })?;
     key.store(sketch)?;

@@ -4,5 +4,6 @@
 pub mod commands;
 mod create;
 pub mod datatype;
+mod error;
 mod query;
 mod update;

@@ -1,6 +1,7 @@
 //! CMS.QUERY and CMS.INFO.
 
 use super::datatype::METRICS;
+use super::error::CmsError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use redbloom_core::count_min::CountMinSketch;
@@ -9,7 +10,7 @@ use redbloom_core::count_min::CountMinSketch;
 /// asked of the CPU before any is read.
 pub fn query(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    let sketch = key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
     call.reply_array(call.argc() - 2);
     sketch.query_all(call.args_from(2), |count| call.reply_integer(i64::from(count)));
     METRICS.count_lookups(call.argc() - 2, 0);
@@ -20,7 +21,7 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
 /// RESP3. The total wraps as RedisBloom's does, and is shown signed as it shows it.
 pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    let sketch = key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
     let fields = [
         (c"width", sketch.width() as i64),
         (c"depth", sketch.depth() as i64),

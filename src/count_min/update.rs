@@ -1,6 +1,7 @@
 //! CMS.INCRBY and CMS.MERGE.
 
 use super::datatype::METRICS;
+use super::error::CmsError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
@@ -15,22 +16,22 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     }
     let mut key = call.open_key_for_writing();
     if key.get::<CountMinSketch>()?.is_none() {
-        return Err(CommandError::CmsKeyMissing);
+        return Err(CmsError::KeyMissing.into());
     }
     let mut pairs = Vec::with_capacity((call.argc() - 2) / 2);
     for index in (2..call.argc()).step_by(2) {
         let increment = call.arg(index + 1);
         let by = match parse::integer(increment) {
             Some(by) if by >= 0 => by as u64,
-            Some(_) => return Err(CommandError::CmsNegativeNumber),
-            None => return Err(CommandError::CmsBadNumber),
+            Some(_) => return Err(CmsError::NegativeNumber.into()),
+            None => return Err(CmsError::BadNumber.into()),
         };
         pairs.push((call.arg(index), by));
     }
-    let sketch = key.get_mut::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    let sketch = key.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
     let reply = |count: u32| {
         if count == SATURATED {
-            call.reply_error(CommandError::CmsIncrementOverflow);
+            call.reply_error(CmsError::IncrementOverflow.into());
         } else {
             call.reply_integer(i64::from(count));
         }
@@ -49,37 +50,36 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
 pub fn merge(call: &Call) -> Result<(), CommandError> {
     let mut destination = call.open_key_for_writing();
     if destination.get::<CountMinSketch>()?.is_none() {
-        return Err(CommandError::CmsKeyMissing);
+        return Err(CmsError::KeyMissing.into());
     }
-    let count = parse::integer(call.arg(2)).ok_or(CommandError::CmsInvalidNumkeys)?;
-    let count =
-        usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CommandError::CmsNumkeysNotPositive)?;
+    let count = parse::integer(call.arg(2)).ok_or(CmsError::InvalidNumkeys)?;
+    let count = usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CmsError::NumkeysNotPositive)?;
     let first_source: usize = 3;
-    let after_sources = first_source.checked_add(count).ok_or(CommandError::CmsWrongNumberOfKeys)?;
+    let after_sources = first_source.checked_add(count).ok_or(CmsError::WrongNumberOfKeys)?;
     // RedisBloom looks for the keyword among every argument from the first source on, so a
     // source named `weights` is taken for it.
     let keyword_at = (first_source..call.argc()).find(|&index| parse::is_keyword(call.arg(index), "WEIGHTS"));
     let weights_at = match keyword_at {
         None if call.argc() == after_sources => None,
-        None => return Err(CommandError::CmsWrongNumberOfKeys),
+        None => return Err(CmsError::WrongNumberOfKeys.into()),
         Some(at) if at == after_sources && call.argc() == after_sources + 1 + count => Some(at + 1),
-        Some(_) => return Err(CommandError::CmsWrongNumberOfKeysAndWeights),
+        Some(_) => return Err(CmsError::WrongNumberOfKeysAndWeights.into()),
     };
     let mut sources = Vec::with_capacity(count);
     for index in 0..count {
         let weight = match weights_at {
             Some(first_weight) => {
-                parse::integer(call.arg(first_weight + index)).ok_or(CommandError::CmsInvalidWeight)?
+                parse::integer(call.arg(first_weight + index)).ok_or(CmsError::InvalidWeight)?
             }
             None => 1,
         };
-        let key = call.open_key_at(first_source + index).ok_or(CommandError::CmsWrongNumberOfKeys)?;
+        let key = call.open_key_at(first_source + index).ok_or(CmsError::WrongNumberOfKeys)?;
         let is_destination = key.holds_same_value_as(&destination);
         if !is_destination {
-            let source = key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
-            let target = destination.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+            let source = key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
+            let target = destination.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
             if !source.same_dimensions(target) {
-                return Err(CommandError::CmsDimensionsDiffer);
+                return Err(CmsError::DimensionsDiffer.into());
             }
         }
         sources.push((key, is_destination, weight));
@@ -89,14 +89,14 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         let source = if *is_destination {
             MergeSource::Destination
         } else {
-            MergeSource::Sketch(key.get::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?)
+            MergeSource::Sketch(key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?)
         };
         merged.push((source, *weight));
     }
-    let sketch = destination.get_mut::<CountMinSketch>()?.ok_or(CommandError::CmsKeyMissing)?;
+    let sketch = destination.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
     sketch.merge(&merged).map_err(|error| match error {
-        MergeError::Dimensions => CommandError::CmsDimensionsDiffer,
-        MergeError::Overflow => CommandError::CmsMergeOverflow,
+        MergeError::Dimensions => CmsError::DimensionsDiffer,
+        MergeError::Overflow => CmsError::MergeOverflow,
     })?;
     call.replicate_verbatim();
     call.notify(c"cms.merge");

@@ -4,6 +4,7 @@
 //! CF.ADDNX as sent, CF.INSERT and CF.INSERTNX as the items they added.
 
 use super::datatype::METRICS;
+use super::error::CfError;
 use super::parse::{self, CuckooInsert};
 use super::reserve::{defaults, filter_or_create, limits};
 use crate::shared::call::Call;
@@ -28,7 +29,7 @@ fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError
     let limits = limits(call);
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         METRICS.count_full_errors(1);
-        return Err(CommandError::CfMaxExpansions);
+        return Err(CfError::MaxExpansions.into());
     }
     let item = filter.hash_and_prefetch(call.arg(2));
     if only_new && filter.contains(item) {
@@ -48,7 +49,7 @@ fn add_one(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError
         }
         Inserted::NoRoom => {
             METRICS.count_full_errors(1);
-            Err(CommandError::CfFull)
+            Err(CfError::Full.into())
         }
     }
 }
@@ -72,7 +73,7 @@ fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), Command
     let limits = limits(call);
     if filter.at_sub_filter_limit(limits.max_sub_filters) {
         METRICS.count_full_errors(call.argc() - first_item);
-        return Err(CommandError::CfMaxExpansions);
+        return Err(CfError::MaxExpansions.into());
     }
     let before = filter.footprint();
     let items = filter.hash_and_prefetch_all(call.args_from(first_item));

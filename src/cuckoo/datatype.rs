@@ -116,15 +116,16 @@ extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
 
 /// The `INFO bf` fields of cuckoo filters.
 pub static METRICS: Metrics = Metrics::new(Names {
-    gauges: [Some(c"cf_filters"), Some(c"cf_bytes"), Some(c"cf_items"), Some(c"cf_sub_filters")],
+    values: c"cf_filters",
+    bytes: c"cf_bytes",
+    items: Some(c"cf_items"),
+    sub_filters: Some(c"cf_sub_filters"),
     adds: c"cf_adds",
     deletes: Some(c"cf_deletes"),
-    counters: [
-        Some(c"cf_lookups"),
-        Some(c"cf_lookups_found"),
-        Some(c"cf_full_filter_errors"),
-        Some(c"cf_refused_creations"),
-    ],
+    lookups: c"cf_lookups",
+    lookups_found: Some(c"cf_lookups_found"),
+    full_errors: Some(c"cf_full_filter_errors"),
+    refused_creations: c"cf_refused_creations",
 });
 
 impl Measured for CuckooFilter {
@@ -145,9 +146,8 @@ impl StoredValue for CuckooFilter {
     const KIND: &'static str = "cuckoo filter";
 
     /// Both types hold a `CuckooFilter`; which one a filter gets depends on its width alone.
-    fn data_types() -> &'static [&'static RedisType] {
-        static TYPES: [&RedisType; 2] = [&CUCKOO_TYPE, &WIDE_CUCKOO_TYPE];
-        &TYPES
+    fn data_types() -> impl Iterator<Item = &'static RedisType> {
+        [&CUCKOO_TYPE, &WIDE_CUCKOO_TYPE].into_iter()
     }
 
     /// RedisBloom's type when RedisBloom can hold the filter.

@@ -1,6 +1,7 @@
 //! CF.DEL and CF.COMPACT: what a cuckoo filter can do and a Bloom filter cannot.
 
 use super::datatype::METRICS;
+use super::error::CfError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
@@ -11,7 +12,7 @@ use redbloom_core::cuckoo::CuckooFilter;
 pub fn del(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     let Ok(Some(filter)) = key.get_mut::<CuckooFilter>() else {
-        return Err(CommandError::CfNotFound);
+        return Err(CfError::NotFound.into());
     };
     let before = filter.footprint();
     let deleted = filter.delete(filter.hash_and_prefetch(call.arg(2)));
@@ -29,7 +30,7 @@ pub fn del(call: &Call) -> Result<(), CommandError> {
 pub fn compact(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     let Ok(Some(filter)) = key.get_mut::<CuckooFilter>() else {
-        return Err(CommandError::CfCompactNotFound);
+        return Err(CfError::CompactNotFound.into());
     };
     let before = filter.footprint();
     filter.compact(true);

@@ -1,5 +1,6 @@
 //! CF.SCANDUMP and CF.LOADCHUNK: a filter moved in pieces, RedisBloom's header and chunks.
 
+use super::error::CfError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
@@ -8,9 +9,8 @@ use redbloom_core::cuckoo::CuckooFilter;
 /// CF.SCANDUMP key iterator: `[1, header]` from 0, then `[next, chunk]`, and `[0, nil]` at
 /// the end. A filter holding no items dumps nothing, as in RedisBloom.
 pub fn scandump(call: &Call) -> Result<(), CommandError> {
-    let iterator = parse::integer(call.arg(2))
-        .filter(|&iterator| iterator >= 0)
-        .ok_or(CommandError::CfInvalidPosition)?;
+    let iterator =
+        parse::integer(call.arg(2)).filter(|&iterator| iterator >= 0).ok_or(CfError::InvalidPosition)?;
     let key = call.open_key();
     let filter = key.get::<CuckooFilter>()?.ok_or(CommandError::NotFound)?;
     let header = filter.header();
@@ -35,9 +35,8 @@ pub fn scandump(call: &Call) -> Result<(), CommandError> {
 /// Unlike RedisBloom, the chunks are replicated too, so that a replica gets the filter and not
 /// only its empty shape.
 pub fn loadchunk(call: &Call) -> Result<(), CommandError> {
-    let iterator = parse::integer(call.arg(2))
-        .filter(|&iterator| iterator != 0)
-        .ok_or(CommandError::CfInvalidPosition)?;
+    let iterator =
+        parse::integer(call.arg(2)).filter(|&iterator| iterator != 0).ok_or(CfError::InvalidPosition)?;
     let data = call.arg(3);
     let mut key = call.open_key_for_writing();
     if iterator == 1 {
@@ -45,16 +44,16 @@ pub fn loadchunk(call: &Call) -> Result<(), CommandError> {
             return Err(CommandError::ItemExists);
         }
         if CuckooFilter::header_width(data).is_none() {
-            return Err(CommandError::CfInvalidHeader);
+            return Err(CfError::InvalidHeader.into());
         }
-        let filter = CuckooFilter::from_header(data, call.max_filter_bytes())
-            .map_err(|_| CommandError::CfCannotCreate)?;
+        let filter =
+            CuckooFilter::from_header(data, call.max_filter_bytes()).map_err(|_| CfError::CannotCreate)?;
         key.store(filter)?;
     } else {
         let filter = key.get_mut::<CuckooFilter>()?.ok_or(CommandError::NotFound)?;
         let written = u64::try_from(iterator).is_ok_and(|iterator| filter.load_chunk(iterator, data));
         if !written {
-            return Err(CommandError::CfCannotLoadChunk);
+            return Err(CfError::CannotLoadChunk.into());
         }
     }
     call.replicate_verbatim();

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod datatype;
 mod delete;
 mod dump;
+mod error;
 mod info;
 mod parse;
 mod query;

@@ -1,6 +1,8 @@
 //! CF.* argument parsing: pure functions over the arguments' bytes (the command name first),
-//! unit-tested and fuzzed without a server. The error strings live in `shared/error.rs`.
+//! unit-tested and fuzzed without a server. The error strings live in `error.rs`
+//! and `shared/error.rs`.
 
+use super::error::CfError;
 use crate::shared::error::CommandError;
 use crate::shared::parse::{float, integer, is_keyword};
 use redbloom_core::cuckoo::{CuckooParams, Width, MAX_BUCKET_SIZE, MAX_EXPANSION};
@@ -29,7 +31,7 @@ pub fn reserve(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooParams, C
         return Err(CommandError::WrongArity);
     }
     let capacity = integer(args[2]).ok_or(CommandError::InsertBadCapacity)?;
-    let option = |name: &str, min: u16, max: u16, unparsable: CommandError, out_of_range: CommandError| {
+    let option = |name: &str, min: u16, max: u16, unparsable: CfError, out_of_range: CfError| {
         let Some(position) = args.iter().position(|arg| is_keyword(arg, name)) else {
             return Ok(None);
         };
@@ -38,41 +40,25 @@ pub fn reserve(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooParams, C
         let value = u16::try_from(value).ok().filter(|value| (min..=max).contains(value));
         value.map(Some).ok_or(out_of_range)
     };
-    let max_iterations = option(
-        "MAXITERATIONS",
-        1,
-        u16::MAX,
-        CommandError::CfBadMaxIterations,
-        CommandError::CfMaxIterationsOutOfRange,
-    )?;
-    let bucket_size = option(
-        "BUCKETSIZE",
-        1,
-        MAX_BUCKET_SIZE,
-        CommandError::CfBadBucketSize,
-        CommandError::CfBucketSizeOutOfRange,
-    )?;
-    let expansion = option(
-        "EXPANSION",
-        0,
-        MAX_EXPANSION,
-        CommandError::CfBadExpansion,
-        CommandError::CfExpansionOutOfRange,
-    )?;
+    let max_iterations =
+        option("MAXITERATIONS", 1, u16::MAX, CfError::BadMaxIterations, CfError::MaxIterationsOutOfRange)?;
+    let bucket_size =
+        option("BUCKETSIZE", 1, MAX_BUCKET_SIZE, CfError::BadBucketSize, CfError::BucketSizeOutOfRange)?;
+    let expansion =
+        option("EXPANSION", 0, MAX_EXPANSION, CfError::BadExpansion, CfError::ExpansionOutOfRange)?;
     let (width, bucket_size) = match args[3..].iter().position(|arg| is_keyword(arg, "ERROR")) {
         Some(position) => {
-            let value = args.get(3 + position + 1).ok_or(CommandError::CfBadErrorRate)?;
-            let rate = error_rate_value(value, CommandError::CfBadErrorRate)?;
+            let value = args.get(3 + position + 1).ok_or(CfError::BadErrorRate)?;
+            let rate = error_rate_value(value, CfError::BadErrorRate.into())?;
             if capacity < 2 {
-                return Err(CommandError::CfCapacityTooSmall);
+                return Err(CfError::CapacityTooSmall.into());
             }
-            Width::for_error_rate(rate, bucket_size, capacity as u64)
-                .ok_or(CommandError::CfErrorRateTooSmall)?
+            Width::for_error_rate(rate, bucket_size, capacity as u64).ok_or(CfError::ErrorRateTooSmall)?
         }
         None => (Width::Eight, bucket_size.unwrap_or(defaults.bucket_size)),
     };
     if capacity < 2 * i64::from(bucket_size) {
-        return Err(CommandError::CfCapacityTooSmall);
+        return Err(CfError::CapacityTooSmall.into());
     }
     Ok(CuckooParams {
         capacity: capacity as u64,
@@ -103,7 +89,7 @@ pub fn insert(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooInsert, Co
                 let value = args.get(index + 1).ok_or(CommandError::WrongArity)?;
                 let capacity = integer(value).ok_or(CommandError::InsertBadCapacity)?;
                 if capacity < 2 * i64::from(defaults.bucket_size) {
-                    return Err(CommandError::CfCapacityTooSmall);
+                    return Err(CfError::CapacityTooSmall.into());
                 }
                 parsed.params.capacity = capacity as u64;
                 index += 2;
@@ -125,8 +111,7 @@ pub fn insert(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooInsert, Co
     // Checked whether or not the filter exists, as the capacity is.
     if let Some(rate) = rate {
         (parsed.params.width, parsed.params.bucket_size) =
-            Width::for_error_rate(rate, None, parsed.params.capacity)
-                .ok_or(CommandError::CfErrorRateTooSmall)?;
+            Width::for_error_rate(rate, None, parsed.params.capacity).ok_or(CfError::ErrorRateTooSmall)?;
     }
     Ok(parsed)
 }
@@ -165,13 +150,13 @@ mod tests {
         assert_eq!((given.bucket_size, given.max_iterations, given.expansion), (1, 7, 0));
         assert_eq!(
             reserve(&args("CF.RESERVE k 6"), defaults),
-            Err(CommandError::CfCapacityTooSmall),
+            Err(CfError::CapacityTooSmall.into()),
             "two buckets of 4"
         );
         assert_eq!(insert(&args("CF.INSERT k ITEMS a"), defaults).unwrap().params, defaults);
         assert_eq!(
             insert(&args("CF.INSERT k CAPACITY 7 ITEMS a"), defaults),
-            Err(CommandError::CfCapacityTooSmall)
+            Err(CfError::CapacityTooSmall.into())
         );
         assert_eq!(insert(&args("CF.INSERT k CAPACITY 8 ITEMS a"), defaults).unwrap().params.capacity, 8);
     }
@@ -188,12 +173,12 @@ mod tests {
         assert_eq!(key_named_error.width, Width::Eight);
         for bad in ["0", "1", "-0.1", "x", "nan"] {
             let line = format!("CF.RESERVE k 1000 ERROR {bad}");
-            assert_eq!(reserve_default(&args(&line)), Err(CommandError::CfBadErrorRate), "{bad}");
+            assert_eq!(reserve_default(&args(&line)), Err(CfError::BadErrorRate.into()), "{bad}");
         }
-        assert_eq!(reserve_default(&args("CF.RESERVE k 1000 x ERROR")), Err(CommandError::CfBadErrorRate));
+        assert_eq!(reserve_default(&args("CF.RESERVE k 1000 x ERROR")), Err(CfError::BadErrorRate.into()));
         assert_eq!(
             reserve_default(&args("CF.RESERVE k 1000 ERROR 1e-12")),
-            Err(CommandError::CfErrorRateTooSmall)
+            Err(CfError::ErrorRateTooSmall.into())
         );
         let small = reserve_default(&args("CF.RESERVE k 12 ERROR 0.001")).unwrap();
         assert_eq!(
@@ -201,8 +186,8 @@ mod tests {
             (Width::Sixteen, 4),
             "the largest bucket that fits twice"
         );
-        assert_eq!(reserve_default(&args("CF.RESERVE k 1 ERROR 0.1")), Err(CommandError::CfCapacityTooSmall));
-        assert_eq!(reserve_default(&args("CF.RESERVE k 1 ERROR x")), Err(CommandError::CfBadErrorRate));
+        assert_eq!(reserve_default(&args("CF.RESERVE k 1 ERROR 0.1")), Err(CfError::CapacityTooSmall.into()));
+        assert_eq!(reserve_default(&args("CF.RESERVE k 1 ERROR x")), Err(CfError::BadErrorRate.into()));
 
         let inserted = insert_default(&args("CF.INSERT k ERROR 1e-6 CAPACITY 500 ITEMS a")).unwrap();
         assert_eq!(

@@ -62,7 +62,13 @@ fn store_created(call: &Call, key: &mut Key, params: CuckooParams) -> Result<(),
 /// settings a switching user keeps, or RedisBloom 2 and earlier versions of this module,
 /// whose defaults the settings have unless changed.
 pub fn defaults() -> CuckooParams {
-    config::cuckoo_defaults()
+    CuckooParams {
+        capacity: config::cf_initial_size(),
+        bucket_size: config::cf_bucket_size(),
+        max_iterations: config::cf_max_iterations(),
+        expansion: config::cf_expansion(),
+        ..CuckooParams::default()
+    }
 }
 
 /// How far a filter may grow in this call: the memory budget, and the sub-filter limit

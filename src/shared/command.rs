@@ -25,7 +25,7 @@ pub struct Command {
     pub keys: Keys,
     /// The arguments after the command name, for COMMAND DOCS.
     pub arguments: &'static [Argument],
-    /// The ACL category of its data type (`bloom`, `cuckoo`), where the server has them.
+    /// The ACL category of its data type (`bloom`, `cms`, ...), where the server has them.
     pub category: &'static CStr,
     pub complexity: &'static CStr,
     pub summary: &'static CStr,
@@ -159,7 +159,7 @@ fn report_merge_keys(ctx: *mut raw::RedisModuleCtx, argv: &[*mut raw::RedisModul
 
 static CATEGORIES_ADDED: AtomicBool = AtomicBool::new(false);
 
-/// Adds the types' ACL categories (`@bloom`, `@cuckoo`) where the server can (Redis 7.4 and
+/// Adds the types' ACL categories (`@bloom`, `@cms`, ...) where the server can (Redis 7.4 and
 /// later). Called once at load, before the commands are described.
 pub fn add_acl_categories(ctx: *mut raw::RedisModuleCtx, categories: &[&CStr]) {
     // SAFETY: module load, live context.

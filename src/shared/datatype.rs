@@ -260,7 +260,7 @@ pub trait StoredValue: Measured + Sized {
     /// What the log calls it.
     const KIND: &'static str;
     /// Every data type a value of this kind may be stored as.
-    fn data_types() -> &'static [&'static RedisType];
+    fn data_types() -> impl Iterator<Item = &'static RedisType>;
     /// The data type this value is stored as: one of `data_types`.
     fn data_type(&self) -> &'static RedisType;
     /// The bytes a free gives back, which set its effort.

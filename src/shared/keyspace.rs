@@ -4,7 +4,6 @@
 use super::datatype::StoredValue;
 use super::error::CommandError;
 use super::metrics;
-use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
 
@@ -32,13 +31,64 @@ impl Key {
     /// The value in the key: `Ok(None)` for a missing key, `Err(WrongType)` for a key of
     /// another type.
     pub fn get<V: StoredValue>(&self) -> Result<Option<&V>, CommandError> {
-        // SAFETY: see `value`.
-        self.value(V::data_types()).map(|value| value.map(|pointer| unsafe { &*pointer.cast::<V>() }))
+        match self.typed_value()? {
+            None => Ok(None),
+            // SAFETY: see `typed_value`.
+            Some((value_type, value)) if holds::<V>(value_type) => Ok(Some(unsafe { &*value.cast::<V>() })),
+            Some(_) => Err(CommandError::WrongType),
+        }
     }
 
     pub fn get_mut<V: StoredValue>(&mut self) -> Result<Option<&mut V>, CommandError> {
-        // SAFETY: see `value`.
-        self.value(V::data_types()).map(|value| value.map(|pointer| unsafe { &mut *pointer.cast::<V>() }))
+        match self.typed_value()? {
+            None => Ok(None),
+            // SAFETY: see `typed_value`; `&mut self` keeps any other reference out.
+            Some((value_type, value)) if holds::<V>(value_type) => {
+                Ok(Some(unsafe { &mut *value.cast::<V>() }))
+            }
+            Some(_) => Err(CommandError::WrongType),
+        }
+    }
+
+    /// The value in a key that a family of two types serves (a plain and a windowed filter,
+    /// say), found with one lookup: `Err(WrongType)` for a key of any other type.
+    pub fn get_either<A: StoredValue, B: StoredValue>(&self) -> Result<Option<Either<&A, &B>>, CommandError> {
+        match self.typed_value()? {
+            None => Ok(None),
+            // SAFETY (both): see `typed_value`.
+            Some((value_type, value)) if holds::<A>(value_type) => {
+                Ok(Some(Either::First(unsafe { &*value.cast::<A>() })))
+            }
+            Some((value_type, value)) if holds::<B>(value_type) => {
+                Ok(Some(Either::Second(unsafe { &*value.cast::<B>() })))
+            }
+            Some(_) => Err(CommandError::WrongType),
+        }
+    }
+
+    pub fn get_either_mut<A: StoredValue, B: StoredValue>(
+        &mut self,
+    ) -> Result<Option<Either<&mut A, &mut B>>, CommandError> {
+        match self.typed_value()? {
+            None => Ok(None),
+            // SAFETY (both): see `typed_value`; `&mut self` keeps any other reference out.
+            Some((value_type, value)) if holds::<A>(value_type) => {
+                Ok(Some(Either::First(unsafe { &mut *value.cast::<A>() })))
+            }
+            Some((value_type, value)) if holds::<B>(value_type) => {
+                Ok(Some(Either::Second(unsafe { &mut *value.cast::<B>() })))
+            }
+            Some(_) => Err(CommandError::WrongType),
+        }
+    }
+
+    /// Whether the key holds nothing (a new value may be stored in it).
+    pub fn is_empty(&self) -> bool {
+        // SAFETY: an open key of the current context.
+        self.key.is_null()
+            || unsafe {
+                raw::RedisModule_KeyType.map_or(raw::REDISMODULE_KEYTYPE_EMPTY as c_int, |f| f(self.key))
+            } == raw::REDISMODULE_KEYTYPE_EMPTY as c_int
     }
 
     /// Whether both keys hold one and the same value (a merge naming its destination among
@@ -56,12 +106,13 @@ impl Key {
         !mine.is_null() && mine == theirs
     }
 
-    /// The raw value pointer, after checking that the key holds one of the `expected` types.
+    /// The module type and raw value in the key: `Ok(None)` for a missing key,
+    /// `Err(WrongType)` for a key that holds no module value.
     ///
     /// SAFETY of the callers' dereference: a value of one of `V::data_types()` is always a
     /// `Box<V>`, stored by `store` (or a load or copy callback of those types), owned by Redis
     /// until its free callback runs, which cannot happen while this key is open.
-    fn value(&self, expected: &[&RedisType]) -> Result<Option<*mut c_void>, CommandError> {
+    fn typed_value(&self) -> Result<Option<(*mut raw::RedisModuleType, *mut c_void)>, CommandError> {
         if self.key.is_null() {
             return Ok(None);
         }
@@ -72,14 +123,12 @@ impl Key {
             if key_type == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
                 return Ok(None);
             }
-            let value_type = raw::RedisModule_ModuleTypeGetType.map_or(std::ptr::null_mut(), |f| f(self.key));
-            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-                || !expected.iter().any(|expected| value_type == *expected.raw_type.borrow())
-            {
+            if key_type != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
                 return Err(CommandError::WrongType);
             }
+            let value_type = raw::RedisModule_ModuleTypeGetType.map_or(std::ptr::null_mut(), |f| f(self.key));
             let value = raw::RedisModule_ModuleTypeGetValue.map_or(std::ptr::null_mut(), |f| f(self.key));
-            Ok((!value.is_null()).then_some(value))
+            Ok((!value.is_null()).then_some((value_type, value)))
         }
     }
 
@@ -103,6 +152,17 @@ impl Key {
             Err(CommandError::Internal)
         }
     }
+}
+
+/// Whether a value of `value_type` is a `V`.
+fn holds<V: StoredValue>(value_type: *mut raw::RedisModuleType) -> bool {
+    V::data_types().any(|data_type| value_type == *data_type.raw_type.borrow())
+}
+
+/// What a key of a two-type family holds.
+pub enum Either<A, B> {
+    First(A),
+    Second(B),
 }
 
 impl Drop for Key {

@@ -1,8 +1,7 @@
-//! The `INFO bf` section: what the server holds in filters (gauges, kept as filters are
-//! stored, grown and freed) and what was asked of them (counters), one set per data type,
-//! each with its own field names (`bf_filters`, ... for Bloom filters, `bf_cf_filters`, ...
-//! for cuckoo filters). A command updates a few relaxed atomics once, not per item, and skips
-//! those it would not change.
+//! The `INFO bf` section: what the server holds (gauges, kept as values are stored, grown and
+//! freed) and what was asked of it (counters), one set per data type, each with its own field
+//! names (`bf_filters`, `bf_cf_filters`, `bf_cms_sketches`, ...). A command updates a few
+//! relaxed atomics once, not per item, and skips those it would not change.
 
 use redis_module::raw;
 use std::ffi::{c_int, CStr};
@@ -113,14 +112,49 @@ impl Metrics {
     }
 }
 
-/// The field names of one kind of value (Redis puts `bf_` before each), `None` for what the
-/// kind does not have: the gauges (values, bytes, items, sub-filters), adds, deletes, and the
-/// counters (lookups, lookups found, full filter errors, refused creations).
+/// The field names of one kind of value (Redis puts `bf_` before each), in the order INFO
+/// lists them; `None` for what the kind does not have.
 pub struct Names {
-    pub gauges: [Option<&'static CStr>; 4],
+    /// The values held (a gauge).
+    pub values: &'static CStr,
+    /// The bytes they hold (a gauge).
+    pub bytes: &'static CStr,
+    /// The items in them, where a value can count its items (a gauge).
+    pub items: Option<&'static CStr>,
+    /// Their sub-filters, where a value grows by adding some (a gauge).
+    pub sub_filters: Option<&'static CStr>,
     pub adds: &'static CStr,
     pub deletes: Option<&'static CStr>,
-    pub counters: [Option<&'static CStr>; 4],
+    pub lookups: &'static CStr,
+    /// The lookups that answered "present", where a lookup answers that.
+    pub lookups_found: Option<&'static CStr>,
+    /// The items a full value had no room for, where a value can be full.
+    pub full_errors: Option<&'static CStr>,
+    pub refused_creations: &'static CStr,
+}
+
+impl Names {
+    /// The names of a sketch, which counts no items, has no sub-filters and is never full.
+    pub const fn sketch(
+        values: &'static CStr,
+        bytes: &'static CStr,
+        adds: &'static CStr,
+        lookups: &'static CStr,
+        refused_creations: &'static CStr,
+    ) -> Names {
+        Names {
+            values,
+            bytes,
+            items: None,
+            sub_filters: None,
+            adds,
+            deletes: None,
+            lookups,
+            lookups_found: None,
+            full_errors: None,
+            refused_creations,
+        }
+    }
 }
 
 /// Every type's metrics, in the order INFO lists them; set once at load.
@@ -152,20 +186,29 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) 
         section(ctx, c"".as_ptr());
         for metrics in REGISTERED.get().copied().unwrap_or_default() {
             let names = &metrics.names;
-            let gauges = [&metrics.filters, &metrics.bytes, &metrics.items, &metrics.sub_filters];
-            for (name, gauge) in names.gauges.iter().zip(gauges) {
+            let gauges = [
+                (Some(names.values), &metrics.filters),
+                (Some(names.bytes), &metrics.bytes),
+                (names.items, &metrics.items),
+                (names.sub_filters, &metrics.sub_filters),
+            ];
+            for (name, gauge) in gauges {
                 if let Some(name) = name {
                     signed(ctx, name.as_ptr(), gauge.load(Ordering::Relaxed));
                 }
             }
-            let deletes = names.deletes.map(|name| (name, &metrics.deletes));
-            let counters =
-                [&metrics.lookups, &metrics.found, &metrics.full_errors, &metrics.refused_creations];
-            let named_counters =
-                names.counters.into_iter().zip(counters).filter_map(|(name, counter)| Some((name?, counter)));
-            let all = std::iter::once((names.adds, &metrics.adds)).chain(deletes).chain(named_counters);
-            for (name, counter) in all {
-                unsigned(ctx, name.as_ptr(), counter.load(Ordering::Relaxed));
+            let counters = [
+                (Some(names.adds), &metrics.adds),
+                (names.deletes, &metrics.deletes),
+                (Some(names.lookups), &metrics.lookups),
+                (names.lookups_found, &metrics.found),
+                (names.full_errors, &metrics.full_errors),
+                (Some(names.refused_creations), &metrics.refused_creations),
+            ];
+            for (name, counter) in counters {
+                if let Some(name) = name {
+                    unsigned(ctx, name.as_ptr(), counter.load(Ordering::Relaxed));
+                }
             }
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod datatype;
+mod error;
 mod parse;
 mod query;
 mod update;

@@ -2,6 +2,7 @@
 //! `strtod` reads a double (a value beyond the doubles is not a number; `inf` is one, which the
 //! commands then judge), counts and ranks as Redis reads an integer.
 
+use super::error::TDigestError;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
 
@@ -19,6 +20,6 @@ pub fn double(bytes: &[u8]) -> Option<f64> {
 
 /// A compression: a positive integer.
 pub fn compression(bytes: &[u8]) -> Result<u64, CommandError> {
-    let value = parse::integer(bytes).ok_or(CommandError::TDigestBadCompression)?;
-    u64::try_from(value).ok().filter(|&value| value > 0).ok_or(CommandError::TDigestCompressionNotPositive)
+    let value = parse::integer(bytes).ok_or(TDigestError::BadCompression)?;
+    u64::try_from(value).ok().filter(|&value| value > 0).ok_or(TDigestError::CompressionNotPositive.into())
 }

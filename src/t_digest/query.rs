@@ -3,6 +3,7 @@
 //! changes nothing (RedisBloom merges the digest's buffer on reads).
 
 use super::datatype::METRICS;
+use super::error::TDigestError;
 use super::parse;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
@@ -10,7 +11,7 @@ use crate::shared::keyspace::Key;
 use redbloom_core::t_digest::TDigest;
 
 fn digest_of(key: &Key) -> Result<&TDigest, CommandError> {
-    key.get::<TDigest>()?.ok_or(CommandError::TDigestKeyMissing)
+    key.get::<TDigest>()?.ok_or(TDigestError::KeyMissing.into())
 }
 
 fn reply_doubles(call: &Call, values: &[f64]) {
@@ -47,14 +48,14 @@ pub fn quantile(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let digest = digest_of(&key)?;
     let quantiles = arguments(call, |text| {
-        let quantile = parse::double(text).ok_or(CommandError::TDigestBadQuantile)?;
+        let quantile = parse::double(text).ok_or(TDigestError::BadQuantile)?;
         if (0.0..=1.0).contains(&quantile) {
             Ok(quantile)
         } else {
-            Err(CommandError::TDigestQuantileOutOfRange)
+            Err(TDigestError::QuantileOutOfRange.into())
         }
     })?;
-    let values = digest.quantiles(&quantiles).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    let values = digest.quantiles(&quantiles).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(values.len(), 0);
     reply_doubles(call, &values);
     Ok(())
@@ -64,8 +65,8 @@ pub fn quantile(call: &Call) -> Result<(), CommandError> {
 pub fn cdf(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let digest = digest_of(&key)?;
-    let values = arguments(call, |text| parse::double(text).ok_or(CommandError::TDigestBadCdf))?;
-    let fractions = digest.cdfs(&values).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    let values = arguments(call, |text| parse::double(text).ok_or(TDigestError::BadCdf.into()))?;
+    let fractions = digest.cdfs(&values).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(values.len(), 0);
     reply_doubles(call, &fractions);
     Ok(())
@@ -87,8 +88,8 @@ fn ranks(
 ) -> Result<(), CommandError> {
     let key = call.open_key();
     let digest = digest_of(&key)?;
-    let values = arguments(call, |text| parse::double(text).ok_or(CommandError::TDigestBadRankValue))?;
-    let ranks = of(digest, &values).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    let values = arguments(call, |text| parse::double(text).ok_or(TDigestError::BadRankValue.into()))?;
+    let ranks = of(digest, &values).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(values.len(), 0);
     call.reply_array(ranks.len());
     for rank in ranks {
@@ -114,10 +115,10 @@ fn by_ranks(
     let key = call.open_key();
     let digest = digest_of(&key)?;
     let ranks = arguments(call, |text| {
-        let rank = crate::shared::parse::integer(text).ok_or(CommandError::TDigestBadRank)?;
-        u64::try_from(rank).map_err(|_| CommandError::TDigestNegativeRank)
+        let rank = crate::shared::parse::integer(text).ok_or(TDigestError::BadRank)?;
+        u64::try_from(rank).map_err(|_| TDigestError::NegativeRank.into())
     })?;
-    let values = of(digest, &ranks).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    let values = of(digest, &ranks).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(ranks.len(), 0);
     reply_doubles(call, &values);
     Ok(())
@@ -127,15 +128,15 @@ fn by_ranks(
 pub fn trimmed_mean(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let digest = digest_of(&key)?;
-    let low = parse::double(call.arg(2)).ok_or(CommandError::TDigestBadLowCut)?;
-    let high = parse::double(call.arg(3)).ok_or(CommandError::TDigestBadHighCut)?;
+    let low = parse::double(call.arg(2)).ok_or(TDigestError::BadLowCut)?;
+    let high = parse::double(call.arg(3)).ok_or(TDigestError::BadHighCut)?;
     if !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
-        return Err(CommandError::TDigestCutsOutOfRange);
+        return Err(TDigestError::CutsOutOfRange.into());
     }
     if low >= high {
-        return Err(CommandError::TDigestCutsOutOfOrder);
+        return Err(TDigestError::CutsOutOfOrder.into());
     }
-    let mean = digest.trimmed_mean(low, high).map_err(|_| CommandError::TDigestAllocationFailed)?;
+    let mean = digest.trimmed_mean(low, high).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(1, 0);
     call.reply_double(mean);
     Ok(())

@@ -9,6 +9,7 @@
 //! write.
 
 use super::datatype::METRICS;
+use super::error::TDigestError;
 use super::parse;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
@@ -23,22 +24,22 @@ pub fn create(call: &Call) -> Result<(), CommandError> {
     }
     let mut key = call.open_key_for_writing();
     if key.get::<TDigest>()?.is_some() {
-        return Err(CommandError::TDigestKeyExists);
+        return Err(TDigestError::KeyExists.into());
     }
     let compression = if call.argc() == 4 {
         // RedisBloom looks for the keyword in either place and reads the last word as the value.
         if !is_keyword(call.arg(2), "COMPRESSION") && !is_keyword(call.arg(3), "COMPRESSION") {
-            return Err(CommandError::TDigestWrongKeyword);
+            return Err(TDigestError::WrongKeyword.into());
         }
         parse::compression(call.arg(3))?
     } else {
         DEFAULT_COMPRESSION
     };
     let digest = TDigest::new(compression, call.max_filter_bytes()).map_err(|error| match error {
-        SizeError::Invalid => CommandError::TDigestCompressionNotPositive,
+        SizeError::Invalid => TDigestError::CompressionNotPositive,
         SizeError::TooLarge | SizeError::OutOfMemory => {
             METRICS.count_refused_creation();
-            CommandError::TDigestAllocationFailed
+            TDigestError::AllocationFailed
         }
     })?;
     key.store(digest)?;
@@ -51,7 +52,7 @@ pub fn create(call: &Call) -> Result<(), CommandError> {
 /// TDIGEST.RESET key: empties the digest, keeping its compression.
 pub fn reset(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    let digest = key.get_mut::<TDigest>()?.ok_or(CommandError::TDigestKeyMissing)?;
+    let digest = key.get_mut::<TDigest>()?.ok_or(TDigestError::KeyMissing)?;
     let before = metrics::Measured::footprint(&*digest);
     digest.reset();
     metrics::changed(before, &*digest);
@@ -66,22 +67,22 @@ pub fn reset(call: &Call) -> Result<(), CommandError> {
 pub fn add(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     if key.get::<TDigest>()?.is_none() {
-        return Err(CommandError::TDigestKeyMissing);
+        return Err(TDigestError::KeyMissing.into());
     }
     let mut values = Vec::with_capacity(call.argc() - 2);
     for text in call.args_from(2) {
-        let value = parse::double(text).ok_or(CommandError::TDigestBadValue)?;
+        let value = parse::double(text).ok_or(TDigestError::BadValue)?;
         if !value.is_finite() {
-            return Err(CommandError::TDigestValueNotFinite);
+            return Err(TDigestError::ValueNotFinite.into());
         }
         values.push(value);
     }
-    let digest = key.get_mut::<TDigest>()?.ok_or(CommandError::TDigestKeyMissing)?;
+    let digest = key.get_mut::<TDigest>()?.ok_or(TDigestError::KeyMissing)?;
     let before = metrics::Measured::footprint(&*digest);
     digest.add(&values).map_err(|error| match error {
-        AddError::NotFinite => CommandError::TDigestValueNotFinite,
-        AddError::Overflow => CommandError::TDigestOverflow,
-        AddError::OutOfMemory => CommandError::TDigestAllocationFailed,
+        AddError::NotFinite => TDigestError::ValueNotFinite,
+        AddError::Overflow => TDigestError::Overflow,
+        AddError::OutOfMemory => TDigestError::AllocationFailed,
     })?;
     digest.compress();
     metrics::changed(before, &*digest);
@@ -99,11 +100,9 @@ pub fn add(call: &Call) -> Result<(), CommandError> {
 pub fn merge(call: &Call) -> Result<(), CommandError> {
     let mut destination = call.open_key_for_writing();
     let exists = destination.get::<TDigest>()?.is_some();
-    let count = crate::shared::parse::integer(call.arg(2)).ok_or(CommandError::TDigestBadNumkeys)?;
-    let count = usize::try_from(count)
-        .ok()
-        .filter(|&count| count > 0)
-        .ok_or(CommandError::TDigestNumkeysNotPositive)?;
+    let count = crate::shared::parse::integer(call.arg(2)).ok_or(TDigestError::BadNumkeys)?;
+    let count =
+        usize::try_from(count).ok().filter(|&count| count > 0).ok_or(TDigestError::NumkeysNotPositive)?;
     let first_source = 3;
     let after_sources = first_source + count;
     if after_sources > call.argc() {
@@ -113,7 +112,7 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
     let compression_at = options.iter().position(|word| is_keyword(word, "COMPRESSION"));
     let replace = options.iter().any(|word| is_keyword(word, "OVERRIDE"));
     if !options.is_empty() && compression_at.is_none() && !replace {
-        return Err(CommandError::TDigestWrongKeyword);
+        return Err(TDigestError::WrongKeyword.into());
     }
     let compression = match compression_at {
         Some(at) => Some(parse::compression(options.get(at + 1).ok_or(CommandError::WrongArity)?)?),
@@ -122,14 +121,14 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
     let keys: Vec<_> = (first_source..after_sources).filter_map(|index| call.open_key_at(index)).collect();
     let mut sources = Vec::with_capacity(count);
     for key in &keys {
-        sources.push(key.get::<TDigest>()?.ok_or(CommandError::TDigestKeyMissing)?);
+        sources.push(key.get::<TDigest>()?.ok_or(TDigestError::KeyMissing)?);
     }
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
     let mut merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(
         |error| match error {
-            MergeError::Invalid => CommandError::TDigestCompressionNotPositive,
-            MergeError::TooLarge | MergeError::OutOfMemory => CommandError::TDigestMergeAllocationFailed,
-            MergeError::Overflow => CommandError::TDigestOverflow,
+            MergeError::Invalid => TDigestError::CompressionNotPositive,
+            MergeError::TooLarge | MergeError::OutOfMemory => TDigestError::MergeAllocationFailed,
+            MergeError::Overflow => TDigestError::Overflow,
         },
     )?;
     drop(sources);

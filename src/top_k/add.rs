@@ -1,6 +1,7 @@
 //! TOPK.ADD and TOPK.INCRBY: each item's reply is the item it expelled from the list, or nil.
 
 use super::datatype::METRICS;
+use super::error::TopKError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
@@ -24,7 +25,7 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
         let increment = parse::integer(call.arg(index + 1))
             .and_then(|value| u32::try_from(value).ok())
             .filter(|&value| value <= MAX_INCREMENT)
-            .ok_or(CommandError::TopKBadIncrement)?;
+            .ok_or(TopKError::BadIncrement)?;
         items.push((call.arg(index), increment));
     }
     add_all(call, &items, c"topk.incrby")
@@ -32,7 +33,7 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
 
 fn add_all(call: &Call, items: &[(&[u8], u32)], event: &std::ffi::CStr) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    let sketch = key.get_mut::<TopK>()?.ok_or(CommandError::TopKKeyMissing)?;
+    let sketch = key.get_mut::<TopK>()?.ok_or(TopKError::KeyMissing)?;
     let mut expelled = Vec::with_capacity(items.len());
     // A batch pays for setting up its prefetching; one item does not need it.
     if let [(item, increment)] = items {

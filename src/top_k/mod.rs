@@ -4,5 +4,6 @@
 mod add;
 pub mod commands;
 pub mod datatype;
+mod error;
 mod query;
 mod reserve;

@@ -1,6 +1,7 @@
 //! TOPK.QUERY, TOPK.COUNT, TOPK.LIST and TOPK.INFO: reads, which change nothing.
 
 use super::datatype::METRICS;
+use super::error::TopKError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use redbloom_core::top_k::TopK;
@@ -8,7 +9,7 @@ use redbloom_core::top_k::TopK;
 /// TOPK.QUERY key item [item ...]: whether each item is in the list.
 pub fn query(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(CommandError::TopKKeyMissing)?;
+    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
     call.reply_array(call.argc() - 2);
     let mut found = 0;
     for item in call.args_from(2) {
@@ -24,7 +25,7 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
 /// it a write, so its read-only replicas refuse it).
 pub fn count(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(CommandError::TopKKeyMissing)?;
+    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
     call.reply_array(call.argc() - 2);
     for item in call.args_from(2) {
         call.reply_integer(sketch.count(item) as i64);
@@ -41,15 +42,15 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
         3 => {
             let word = call.arg(2);
             if word.len() > b"WITHCOUNT".len() || !b"WITHCOUNT"[..word.len()].eq_ignore_ascii_case(word) {
-                return Err(CommandError::TopKWithCountExpected);
+                return Err(TopKError::WithCountExpected.into());
             }
             true
         }
         _ => return Err(CommandError::WrongArity),
     };
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(CommandError::TopKKeyMissing)?;
-    let listed = sketch.list().map_err(|_| CommandError::TopKInsufficientMemory)?;
+    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
+    let listed = sketch.list().map_err(|_| TopKError::InsufficientMemory)?;
     call.reply_array(listed.len() * if with_count { 2 } else { 1 });
     for (item, count) in listed {
         match item {
@@ -66,7 +67,7 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
 /// TOPK.INFO key: k, width, depth and decay, a flat array under RESP2 and a map under RESP3.
 pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(CommandError::TopKKeyMissing)?;
+    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
     call.reply_map(4);
     for (label, value) in [(c"k", sketch.k()), (c"width", sketch.width()), (c"depth", sketch.depth())] {
         call.reply_simple(label);

@@ -1,6 +1,7 @@
 //! TOPK.RESERVE.
 
 use super::datatype::METRICS;
+use super::error::TopKError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
@@ -20,16 +21,16 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
     }
     let mut key = call.open_key_for_writing();
     if !matches!(key.get::<TopK>(), Ok(None)) {
-        return Err(CommandError::TopKKeyExists);
+        return Err(TopKError::KeyExists.into());
     }
     let count = |index: usize, parameter: Parameter| {
         parse::integer(call.arg(index))
             .and_then(|value| u64::try_from(value).ok())
-            .ok_or(CommandError::TopKInvalid(parameter))
+            .ok_or(TopKError::Invalid(parameter))
     };
     let k = count(2, Parameter::K)?;
     let (width, depth, decay) = if call.argc() == 6 {
-        let decay = parse::float(call.arg(5)).ok_or(CommandError::TopKInvalid(Parameter::Decay))?;
+        let decay = parse::float(call.arg(5)).ok_or(TopKError::Invalid(Parameter::Decay))?;
         (count(3, Parameter::Width)?, count(4, Parameter::Depth)?, decay)
     } else {
         (u64::from(DEFAULT_WIDTH), u64::from(DEFAULT_DEPTH), DEFAULT_DECAY)
@@ -37,10 +38,10 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
     let seed = murmur64a(call.arg(1), SEED_OF_SEEDS);
     let sketch =
         TopK::new(k, width, depth, decay, seed, call.max_filter_bytes()).map_err(|error| match error {
-            SizeError::Invalid(parameter) => CommandError::TopKInvalid(parameter),
+            SizeError::Invalid(parameter) => TopKError::Invalid(parameter),
             SizeError::TooLarge | SizeError::OutOfMemory => {
                 METRICS.count_refused_creation();
-                CommandError::TopKInsufficientMemory
+                TopKError::InsufficientMemory
             }
         })?;
     key.store(sketch)?;

@@ -1,9 +1,9 @@
 //! `loadmodule` arguments: the same settings, by any of their names.
 
 use super::settings::{
-    set_error_rate, set_format, ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED, HUGE_PAGES, INTEGER_SETTINGS,
+    format_named, set_error_rate, set_format, ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED, HUGE_PAGES,
+    INTEGER_SETTINGS,
 };
-use redbloom_core::bloom::Format;
 use redis_module::RedisString;
 use std::sync::atomic::Ordering;
 
@@ -28,7 +28,7 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
             ERROR_RATE_NAME | ERROR_RATE_UNPREFIXED => set_error_rate(&value)?,
             "huge-pages" => HUGE_PAGES.store(yes_or_no(&value)?, Ordering::Relaxed),
             "format" => set_format(
-                Format::named(value.as_bytes())
+                format_named(&value)
                     .ok_or_else(|| format!("format must be redbloom or redisbloom, got '{value}'"))?,
             ),
             _ => return Err(format!("unknown module argument '{}'", pair[0].to_string_lossy())),

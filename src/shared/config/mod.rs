@@ -21,7 +21,9 @@ pub use arguments::apply_load_arguments;
 pub use registration::register;
 #[cfg(not(test))]
 pub use settings::huge_pages;
+#[cfg(test)]
+pub use settings::FORMAT_NAMES;
 pub use settings::{
-    cf_max_expansions, cuckoo_defaults, error_rate, expansion, format, initial_size, log_capped,
-    max_filter_bytes,
+    cf_bucket_size, cf_expansion, cf_initial_size, cf_max_expansions, cf_max_iterations, error_rate,
+    expansion, format_index, initial_size, log_capped, max_filter_bytes,
 };

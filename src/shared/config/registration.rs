@@ -2,8 +2,8 @@
 //! reads and sets them.
 
 use super::settings::{
-    error_rate, format, set_error_rate, set_format, IntegerSetting, DEFAULT_ERROR_RATE, ERROR_RATE_NAME,
-    ERROR_RATE_UNPREFIXED, FORMATS, HUGE_PAGES, INTEGER_SETTINGS,
+    error_rate, format_index, set_error_rate, set_format, IntegerSetting, DEFAULT_ERROR_RATE,
+    ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED, FORMAT_NAMES, HUGE_PAGES, INTEGER_SETTINGS,
 };
 use redis_module::{raw, Context, RedisString};
 use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
@@ -254,7 +254,7 @@ extern "C" fn set_huge_pages(
     })
 }
 
-/// `bf.format` names the formats in lower case, numbered in the order of [`FORMATS`].
+/// `bf.format` names the formats in lower case, numbered in the order of [`FORMAT_NAMES`].
 fn register_format(ctx: *mut raw::RedisModuleCtx) -> bool {
     let mut names = [c"redbloom".as_ptr(), c"redisbloom".as_ptr()];
     let numbers: [c_int; 2] = [0, 1];
@@ -280,7 +280,7 @@ fn register_format(ctx: *mut raw::RedisModuleCtx) -> bool {
 }
 
 extern "C" fn get_format(_name: *const c_char, _privdata: *mut c_void) -> c_int {
-    guarded(0, || FORMATS.iter().position(|&known| known == format()).unwrap_or(0) as c_int)
+    guarded(0, || format_index() as c_int)
 }
 
 extern "C" fn set_format_config(
@@ -289,7 +289,7 @@ extern "C" fn set_format_config(
     _privdata: *mut c_void,
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
-    let chosen = usize::try_from(value).ok().and_then(|index| FORMATS.get(index)).copied();
+    let chosen = usize::try_from(value).ok().filter(|&index| index < FORMAT_NAMES.len());
     match chosen {
         Some(chosen) => guarded(raw::REDISMODULE_ERR as c_int, || {
             set_format(chosen);

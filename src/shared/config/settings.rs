@@ -2,8 +2,7 @@
 //! rules between them, and what commands read of them.
 
 use redbloom_core::bloom::params::{self, MAX_CAPACITY, MAX_EXPANSION};
-use redbloom_core::bloom::Format;
-use redbloom_core::cuckoo::{self, CuckooParams, MAX_BUCKET_SIZE, MAX_SUB_FILTERS};
+use redbloom_core::cuckoo::{self, MAX_BUCKET_SIZE, MAX_SUB_FILTERS};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 
 /// What a Bloom filter created without a rate gets.
@@ -158,14 +157,19 @@ static ERROR_RATE: AtomicU64 = AtomicU64::new(DEFAULT_ERROR_RATE.to_bits());
 /// resident after a few hundred random adds instead of as it fills (and on kernels before
 /// 5.8 a write during a fork copied the whole 2 MiB page).
 pub(super) static HUGE_PAGES: AtomicBool = AtomicBool::new(false);
-/// The format of filters created without `FORMAT`: this module's by default, for speed.
+/// The format of filters created without `FORMAT`, by its place in [`FORMAT_NAMES`]: this
+/// module's by default, for speed.
 static FORMAT: AtomicU8 = AtomicU8::new(0);
-/// The formats in the order the `bf.format` config numbers them.
-pub(super) const FORMATS: [Format; 2] = [Format::Redbloom, Format::RedisBloom];
+/// The formats `bf.format` names, in the order it numbers them.
+pub const FORMAT_NAMES: [&str; 2] = ["redbloom", "redisbloom"];
 
-pub(super) fn set_format(format: Format) {
-    let index = FORMATS.iter().position(|&known| known == format).unwrap_or(0);
-    FORMAT.store(index as u8, Ordering::Relaxed);
+pub(super) fn set_format(index: usize) {
+    FORMAT.store(index.min(FORMAT_NAMES.len() - 1) as u8, Ordering::Relaxed);
+}
+
+/// The place in [`FORMAT_NAMES`] of the name `word`, in any case.
+pub(super) fn format_named(word: &str) -> Option<usize> {
+    FORMAT_NAMES.iter().position(|name| word.eq_ignore_ascii_case(name))
 }
 
 // What a filter that a command creates without being told gets.
@@ -182,19 +186,27 @@ pub fn expansion() -> u32 {
     EXPANSION.get() as u32
 }
 
-pub fn format() -> Format {
-    FORMATS.get(usize::from(FORMAT.load(Ordering::Relaxed))).copied().unwrap_or(Format::Redbloom)
+/// The place in [`FORMAT_NAMES`] of `bf.format`.
+pub fn format_index() -> usize {
+    usize::from(FORMAT.load(Ordering::Relaxed))
 }
 
-/// A cuckoo filter's parameters, all from the `cf-*` settings.
-pub fn cuckoo_defaults() -> CuckooParams {
-    CuckooParams {
-        capacity: CF_INITIAL_SIZE.get() as u64,
-        bucket_size: CF_BUCKET_SIZE.get() as u16,
-        max_iterations: CF_MAX_ITERATIONS.get() as u16,
-        expansion: CF_EXPANSION.get() as u16,
-        ..CuckooParams::default()
-    }
+// What a cuckoo filter that a command creates without being told gets.
+
+pub fn cf_initial_size() -> u64 {
+    CF_INITIAL_SIZE.get() as u64
+}
+
+pub fn cf_bucket_size() -> u16 {
+    CF_BUCKET_SIZE.get() as u16
+}
+
+pub fn cf_max_iterations() -> u16 {
+    CF_MAX_ITERATIONS.get() as u16
+}
+
+pub fn cf_expansion() -> u16 {
+    CF_EXPANSION.get() as u16
 }
 
 pub fn max_filter_bytes() -> usize {

@@ -1,50 +1,94 @@
-//! The callbacks of the sketch types (Count-Min, Top-K, t-digest): one generic set over the
-//! core's [`Persistent`] trait, since each sketch is one RDB record in RedisBloom's layout.
+//! The data types saved as one RDB record through the core's [`Persistent`] trait (the
+//! sketches, the windowed Bloom filter): one generic set of callbacks, and what makes such a
+//! type a stored value. A type states its name, kind and metrics once, in its [`RecordType`]
+//! impl; its `RedisType` is [`record_type`] of it.
 //!
 //! - RDB save and load go through the checked readers of `datatype`.
 //! - The AOF gets `RESTORE key 0 payload`, the payload DUMP would give: what RedisBloom writes
-//!   for these types, so an AOF of either module replays on the other.
+//!   for its types, so an AOF of either module replays on the other.
 //! - The digest covers the whole record, so two values digest alike exactly when a save
 //!   would write the same bytes (RedisBloom answers one constant for every key).
 
 use super::datatype::{describe, guarded, load_budget, loaded, stored_value_methods, RdbReader, StoredValue};
+use super::metrics::{Footprint, Measured, Metrics};
 use redbloom_core::decode::{Persistent, RdbSink, Record};
 use redbloom_core::dump_payload::dump_payload;
+use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
-/// A sketch as Redis stores it.
-pub trait StoredSketch: Persistent + StoredValue {
-    /// The data type's name, RedisBloom's: nine characters.
+/// A type whose values Redis stores as one record each.
+pub trait RecordType: Persistent {
+    /// The data type's name: nine characters (RedisBloom's, for RedisBloom's types).
     const TYPE_NAME: &'static str;
-
+    /// What the log calls a value.
+    const KIND: &'static str;
+    /// The type as registered: `record_type::<Self>()` in a static of the type's own.
+    fn redis_type() -> &'static RedisType;
+    /// The `INFO bf` fields its values count in.
+    fn metrics() -> &'static Metrics;
+    /// What a value contributes to the gauges: its bytes, unless it counts more.
+    fn footprint(&self) -> Footprint {
+        Footprint { bytes: self.memory_bytes() as i64, ..Footprint::default() }
+    }
     /// Called once a value of this type was loaded from `rdb` (a restart, a full sync, a
-    /// RESTORE): the windowed filter notes its key for its timer.
+    /// RESTORE): a value that changes with the clock notes its key for its timer.
     fn after_load(_rdb: *mut raw::RedisModuleIO) {}
 }
 
-/// The methods struct of sketch type `V`.
-pub const fn sketch_methods<V: StoredSketch>() -> raw::RedisModuleTypeMethods {
-    stored_value_methods::<V>(
-        Some(rdb_load::<V>),
-        Some(rdb_save::<V>),
-        Some(aof_rewrite::<V>),
-        Some(mem_usage::<V>),
-        Some(digest::<V>),
+/// The data type of record type `V`, for its static.
+pub const fn record_type<V: RecordType>() -> RedisType {
+    RedisType::new(
+        V::TYPE_NAME,
+        V::ENCODING_VERSION,
+        stored_value_methods::<V>(
+            Some(rdb_load::<V>),
+            Some(rdb_save::<V>),
+            Some(aof_rewrite::<V>),
+            Some(mem_usage::<V>),
+            Some(digest::<V>),
+        ),
     )
+}
+
+impl<V: RecordType> Measured for V {
+    fn metrics() -> &'static Metrics {
+        V::metrics()
+    }
+
+    fn footprint(&self) -> Footprint {
+        RecordType::footprint(self)
+    }
+}
+
+impl<V: RecordType> StoredValue for V {
+    const KIND: &'static str = V::KIND;
+
+    fn data_types() -> impl Iterator<Item = &'static RedisType> {
+        std::iter::once(V::redis_type())
+    }
+
+    fn data_type(&self) -> &'static RedisType {
+        V::redis_type()
+    }
+
+    fn freed_bytes(&self) -> usize {
+        self.memory_bytes()
+    }
+
+    fn try_copy(&self) -> Option<V> {
+        self.try_clone()
+    }
 }
 
 /// # Safety
 /// `value` is a pointer this module stored for type `V`: a live `Box<V>`.
-unsafe fn sketch_ref<'a, V>(value: *const c_void) -> &'a V {
+unsafe fn record_ref<'a, V>(value: *const c_void) -> &'a V {
     unsafe { &*value.cast::<V>() }
 }
 
-extern "C" fn rdb_load<V: StoredSketch>(
-    rdb: *mut raw::RedisModuleIO,
-    encoding_version: c_int,
-) -> *mut c_void {
+extern "C" fn rdb_load<V: RecordType>(rdb: *mut raw::RedisModuleIO, encoding_version: c_int) -> *mut c_void {
     guarded(format_args!("{} rdb_load", V::KIND), ptr::null_mut(), || {
         let value = V::load_rdb(encoding_version, &mut RdbReader(rdb), load_budget(rdb));
         if value.is_ok() {
@@ -77,14 +121,14 @@ impl RdbSink for RdbWriter {
     }
 }
 
-extern "C" fn rdb_save<V: StoredSketch>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+extern "C" fn rdb_save<V: RecordType>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     guarded(format_args!("{} rdb_save", V::KIND), (), || {
         // SAFETY: Redis hands back a value of this type.
-        unsafe { sketch_ref::<V>(value) }.save_rdb(&mut RdbWriter(rdb));
+        unsafe { record_ref::<V>(value) }.save_rdb(&mut RdbWriter(rdb));
     });
 }
 
-extern "C" fn aof_rewrite<V: StoredSketch>(
+extern "C" fn aof_rewrite<V: RecordType>(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
     value: *mut c_void,
@@ -92,7 +136,7 @@ extern "C" fn aof_rewrite<V: StoredSketch>(
     guarded(format_args!("{} aof_rewrite", V::KIND), (), || {
         let mut record = Record::default();
         // SAFETY: as in rdb_save.
-        unsafe { sketch_ref::<V>(value) }.save_rdb(&mut record);
+        unsafe { record_ref::<V>(value) }.save_rdb(&mut record);
         let Some(payload) = dump_payload(V::TYPE_NAME, V::ENCODING_VERSION, &record) else {
             return;
         };
@@ -106,9 +150,9 @@ extern "C" fn aof_rewrite<V: StoredSketch>(
     });
 }
 
-extern "C" fn mem_usage<V: StoredSketch>(value: *const c_void) -> usize {
+extern "C" fn mem_usage<V: RecordType>(value: *const c_void) -> usize {
     // SAFETY: as in rdb_save.
-    guarded(format_args!("{} mem_usage", V::KIND), 0, || unsafe { sketch_ref::<V>(value) }.memory_bytes())
+    guarded(format_args!("{} mem_usage", V::KIND), 0, || unsafe { record_ref::<V>(value) }.memory_bytes())
 }
 
 /// Feeds each value of a record to a digest, tagged by kind so that no two records of
@@ -142,10 +186,10 @@ impl RdbSink for DigestWriter {
     }
 }
 
-extern "C" fn digest<V: StoredSketch>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+extern "C" fn digest<V: RecordType>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     guarded(format_args!("{} digest", V::KIND), (), || {
         // SAFETY: as in rdb_save.
-        unsafe { sketch_ref::<V>(value) }.save_rdb(&mut DigestWriter(md));
+        unsafe { record_ref::<V>(value) }.save_rdb(&mut DigestWriter(md));
         // SAFETY: a live digest handle.
         unsafe { raw::RedisModule_DigestEndSequence.map(|end| end(md)) };
     });

@@ -1,0 +1,38 @@
+//! The `rbBF-wind` data type: one record per filter (`shared::record_type`), a name RedisBloom
+//! and older versions of this module refuse rather than misread. Windowed filters count with
+//! the Bloom filters in `INFO bf`.
+
+use super::timer::TIMER;
+use crate::bloom::datatype::METRICS;
+use crate::shared::metrics::{Footprint, Metrics};
+use crate::shared::record_type::{record_type, RecordType};
+use redbloom_core::bloom::window::WindowFilter;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+pub static WINDOW_TYPE: RedisType = record_type::<WindowFilter>();
+
+impl RecordType for WindowFilter {
+    const TYPE_NAME: &'static str = "rbBF-wind";
+    const KIND: &'static str = "windowed Bloom filter";
+
+    fn redis_type() -> &'static RedisType {
+        &WINDOW_TYPE
+    }
+
+    fn metrics() -> &'static Metrics {
+        &METRICS
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            bytes: self.bits_bytes() as i64,
+            items: self.items() as i64,
+            sub_filters: self.link_count() as i64,
+        }
+    }
+
+    fn after_load(rdb: *mut raw::RedisModuleIO) {
+        TIMER.note_loaded(rdb);
+    }
+}

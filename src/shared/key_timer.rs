@@ -1,0 +1,210 @@
+//! Keys whose values change with the clock though no command touches them (a windowed value
+//! whose generations expire): each such type has a [`KeyTimer`] that remembers the keys
+//! holding its values and visits them a batch at a time, so that an idle key gives its
+//! expired memory back too. `lib.rs` lists the timers; [`start`] runs them all from one
+//! server timer, on masters only (a replica applies what its master decided).
+//!
+//! A key is noted when a command creates a value in it, when one is loaded into it, and when
+//! a keyspace event moves one to it (RENAME, COPY, MOVE, RESTORE). A noted name that no longer
+//! holds the type is forgotten at its next visit, so nothing needs to follow deletions.
+
+use super::call::Call;
+use super::datatype::guarded;
+use super::keyspace::Key;
+use redis_module::raw;
+use std::collections::BTreeSet;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ops::Bound;
+use std::sync::{Mutex, OnceLock};
+
+/// How often the timers run, and how many keys each visits a run.
+const TICK_MS: i64 = 100;
+const KEYS_PER_TICK: usize = 1000;
+
+/// A key's database and name.
+type NotedKey = (c_int, Vec<u8>);
+
+/// What a visit found in a key.
+pub enum Visit {
+    /// A value of the timer's type: it stays noted.
+    Kept,
+    /// Anything else: the name is forgotten.
+    Gone,
+}
+
+/// The keys of one type, and what a visit does to each.
+pub struct KeyTimer {
+    /// What the log calls it.
+    what: &'static str,
+    keys: Mutex<BTreeSet<NotedKey>>,
+    /// Where the last visit stopped, so that the next goes on from there.
+    next: Mutex<Option<NotedKey>>,
+    /// Looks at the (open, writable) key named by the string: due work done, and replicated.
+    visit: fn(ctx: *mut raw::RedisModuleCtx, key: &mut Key, name: *mut raw::RedisModuleString) -> Visit,
+}
+
+impl KeyTimer {
+    pub const fn new(
+        what: &'static str,
+        visit: fn(*mut raw::RedisModuleCtx, &mut Key, *mut raw::RedisModuleString) -> Visit,
+    ) -> KeyTimer {
+        KeyTimer { what, keys: Mutex::new(BTreeSet::new()), next: Mutex::new(None), visit }
+    }
+
+    fn note(&self, db: c_int, name: &[u8]) {
+        if let Ok(mut keys) = self.keys.lock() {
+            keys.insert((db, name.to_vec()));
+        }
+    }
+
+    /// Notes the key a command just stored a value in.
+    pub fn note_call_key(&self, call: &Call) {
+        self.note(call.selected_db(), call.arg(1));
+    }
+
+    /// Notes the key a value was just loaded into.
+    pub fn note_loaded(&self, rdb: *mut raw::RedisModuleIO) {
+        // SAFETY: a live IO handle; the key name it gives lives as long as the handle.
+        unsafe {
+            let (Some(name_of), Some(db_of)) =
+                (raw::RedisModule_GetKeyNameFromIO, raw::RedisModule_GetDbIdFromIO)
+            else {
+                return;
+            };
+            let name = name_of(rdb);
+            if !name.is_null() {
+                self.note(db_of(rdb), string_bytes(name.cast_mut()));
+            }
+        }
+    }
+
+    /// Visits up to [`KEYS_PER_TICK`] keys, from where the last visit stopped.
+    fn visit_batch(&self, ctx: *mut raw::RedisModuleCtx) {
+        let batch: Vec<NotedKey> = {
+            let (Ok(keys), Ok(next)) = (self.keys.lock(), self.next.lock()) else { return };
+            match &*next {
+                Some(start) => keys.range(start.clone()..).take(KEYS_PER_TICK).cloned().collect(),
+                None => keys.iter().take(KEYS_PER_TICK).cloned().collect(),
+            }
+        };
+        // SAFETY: reading function pointers Redis set at module load.
+        let functions = unsafe {
+            (raw::RedisModule_SelectDb, raw::RedisModule_CreateString, raw::RedisModule_FreeString)
+        };
+        let (Some(select), Some(create), Some(free_string)) = functions else {
+            return;
+        };
+        let mut gone = Vec::new();
+        for (db, name) in &batch {
+            // SAFETY: the timer's live context; the string is freed below, after the key.
+            unsafe {
+                if select(ctx, *db) != raw::REDISMODULE_OK as c_int {
+                    gone.push((*db, name.clone()));
+                    continue;
+                }
+                let key_name = create(ctx, name.as_ptr().cast(), name.len());
+                {
+                    let mut key = Key::open_write(ctx, key_name);
+                    if let Visit::Gone = (self.visit)(ctx, &mut key, key_name) {
+                        gone.push((*db, name.clone()));
+                    }
+                }
+                free_string(ctx, key_name);
+            }
+        }
+        if let (Ok(mut keys), Ok(mut next)) = (self.keys.lock(), self.next.lock()) {
+            for key in &gone {
+                keys.remove(key);
+            }
+            *next = batch.last().and_then(|last| {
+                keys.range((Bound::Excluded(last.clone()), Bound::Unbounded)).next().cloned()
+            });
+        }
+    }
+}
+
+/// The bytes of a Redis string.
+///
+/// # Safety
+/// A live string.
+unsafe fn string_bytes<'a>(string: *mut raw::RedisModuleString) -> &'a [u8] {
+    let mut len = 0usize;
+    // SAFETY: as the caller promises; the buffer lives as long as the string.
+    unsafe {
+        let pointer = raw::RedisModule_StringPtrLen.map_or(std::ptr::null(), |f| f(string, &raw mut len));
+        if pointer.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts(pointer.cast(), len)
+        }
+    }
+}
+
+/// Every type's timer; set once at load.
+static TIMERS: OnceLock<&'static [&'static KeyTimer]> = OnceLock::new();
+
+fn timers() -> &'static [&'static KeyTimer] {
+    TIMERS.get().copied().unwrap_or_default()
+}
+
+/// Subscribes to the keyspace events that move a value, and starts the server timer that runs
+/// `all` the timers; at module load.
+pub fn start(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static KeyTimer]) {
+    if all.is_empty() || TIMERS.set(all).is_err() {
+        return;
+    }
+    // SAFETY: module load, live context.
+    unsafe {
+        if let Some(subscribe) = raw::RedisModule_SubscribeToKeyspaceEvents {
+            subscribe(ctx, raw::REDISMODULE_NOTIFY_GENERIC as c_int, Some(moved));
+        }
+    }
+    arm(ctx);
+}
+
+/// Events that move a key's value to another name or database: the new name is noted by
+/// every timer (the timers whose type it does not hold forget it at their next visit).
+extern "C" fn moved(
+    ctx: *mut raw::RedisModuleCtx,
+    _type: c_int,
+    event: *const c_char,
+    key: *mut raw::RedisModuleString,
+) -> c_int {
+    guarded("key timer event", (), || {
+        // SAFETY: Redis passes a NUL-terminated event name and a live key for the callback.
+        let event = unsafe { CStr::from_ptr(event) }.to_bytes();
+        if matches!(event, b"rename_to" | b"copy_to" | b"move_to" | b"restore") {
+            // SAFETY: as above; the context's selected database is the event's.
+            unsafe {
+                let db = raw::RedisModule_GetSelectedDb.map_or(0, |f| f(ctx));
+                let name = string_bytes(key);
+                for timer in timers() {
+                    timer.note(db, name);
+                }
+            }
+        }
+    });
+    raw::REDISMODULE_OK as c_int
+}
+
+fn arm(ctx: *mut raw::RedisModuleCtx) {
+    // SAFETY: a live context (module load or the timer's own callback).
+    unsafe {
+        if let Some(create_timer) = raw::RedisModule_CreateTimer {
+            create_timer(ctx, TICK_MS, Some(tick), std::ptr::null_mut());
+        }
+    }
+}
+
+extern "C" fn tick(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
+    // SAFETY: the timer's live context.
+    let flags = unsafe { raw::RedisModule_GetContextFlags.map_or(0, |f| f(ctx)) };
+    let replica = flags & raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int != 0;
+    let loading = flags & raw::REDISMODULE_CTX_FLAGS_LOADING as c_int != 0;
+    if !replica && !loading {
+        for timer in timers() {
+            guarded(format_args!("{} timer", timer.what), (), || timer.visit_batch(ctx));
+        }
+    }
+    arm(ctx);
+}
