@@ -1,0 +1,209 @@
+//! How the filter bears load: the error rate at ten times the capacity, full non-scaling generations,
+//! budgets checked before allocating, batches, and memory and speed against a plain filter.
+
+use super::*;
+use crate::bloom::params::Layout;
+use crate::bloom::BloomFilter;
+
+#[test]
+fn the_error_rate_holds_at_ten_times_the_capacity() {
+    for (rate, probes) in [(0.01, 200_000u64), (0.001, 600_000)] {
+        let mut filter = filter(1000, 4, 2000, rate, 2);
+        let end = stream(&mut filter, 0, 20_000, T0, 3);
+        // The worst instant: the last millisecond of the last span, every live generation full.
+        let worst = end - 1;
+        filter.rotate(worst);
+        assert_eq!(filter.generations().count(), 5);
+        assert!(filter.generations().all(|generation| generation.filter().links().len() >= 3));
+        let found = false_positives(&filter, probes, worst);
+        assert!(found <= allowed_false_positives(rate, probes), "{rate}: {found} in {probes}");
+    }
+}
+
+#[test]
+fn non_scaling_generations_refuse_past_their_share() {
+    let mut filter = filter(1000, 4, 1000, 0.01, 0);
+    let start = filter.current_start_ms();
+    let mut refused = None;
+    for n in 0..1000 {
+        if let Err(error) = add_at(&mut filter, &member(n), start) {
+            refused = Some((n, error));
+            break;
+        }
+    }
+    let (n, error) = refused.unwrap();
+    assert_eq!(error, FilterError::Full);
+    assert!(n >= filter.params().generation_capacity(), "{n}");
+    assert!((0..n).all(|m| filter.contains(&member(m))));
+    // An item it holds is no error; the next span takes items again.
+    assert_eq!(add_at(&mut filter, &member(0), start), Ok(false));
+    assert_eq!(add_at(&mut filter, &member(n), start + 250), Ok(true));
+}
+
+#[test]
+fn an_item_held_by_an_older_generation_but_refused_by_a_full_current_one_is_an_error() {
+    let mut filter = filter(1000, 4, 40, 0.01, 0);
+    let start = filter.current_start_ms();
+    add_at(&mut filter, b"old", start).unwrap();
+    let mut n = 0;
+    while add_at(&mut filter, &member(n), start + 250).is_ok() {
+        n += 1;
+    }
+    // Answering 0 would leave its window unrestarted: a false negative later.
+    assert_eq!(add_at(&mut filter, b"old", start + 250), Err(FilterError::Full));
+}
+
+/// Bits per item of a steady stream of `capacity` items per window, measured at the peak
+/// over a window, and the false-positive rate at the worst instant.
+fn steady_state(g: u32, rate: f64, expansion: u32, capacity: u64) -> (f64, f64) {
+    let window = 1000 * u64::from(g);
+    let mut filter =
+        WindowFilter::try_new(params(window, g, capacity, rate, expansion), T0, UNLIMITED).unwrap();
+    let mut now = stream(&mut filter, 0, capacity, T0, 2);
+    let mut peak = 0;
+    for n in 0..capacity {
+        now = T0 + 2 * window + n * window / capacity;
+        add_at(&mut filter, &member(2 * capacity + n), now).unwrap();
+        peak = peak.max(filter.bits_bytes());
+    }
+    assert!(filter.generations().all(|generation| generation.filter().links().len() == 1), "no growth");
+    let worst = now - now % 1000 + 999;
+    filter.rotate(worst);
+    let probes = 200_000;
+    (peak as f64 * 8.0 / capacity as f64, false_positives(&filter, probes, worst) as f64 / probes as f64)
+}
+
+/// Bits per item of a plain filter of this crate holding `capacity` items.
+fn plain(rate: f64, expansion: u32, capacity: u64) -> f64 {
+    let mut filter = BloomFilter::try_new(capacity, rate, expansion, UNLIMITED).unwrap();
+    for n in 0..capacity {
+        filter.insert(&member(n), UNLIMITED).unwrap();
+    }
+    filter.bits_bytes() as f64 * 8.0 / capacity as f64
+}
+
+#[test]
+fn steady_state_memory_is_within_twice_a_plain_filter() {
+    for rate in [0.01, 0.001] {
+        let (bits, measured_rate) = steady_state(DEFAULT_GENERATIONS, rate, 2, 20_000);
+        let ratio = bits / plain(rate, 2, 20_000);
+        assert!(ratio <= 2.0, "{rate}: {bits} bits per item, {ratio} times a plain filter");
+        assert!(measured_rate <= rate, "{rate}: measured {measured_rate}");
+    }
+}
+
+/// The table of the module documentation.
+#[test]
+#[ignore = "a measurement: prints the memory table"]
+fn memory_table() {
+    let capacity = 100_000;
+    println!("| rate | g | bits/item | × plain scaling | × plain non-scaling | measured rate |");
+    println!("|---|---|---|---|---|---|");
+    for rate in [0.01, 0.001] {
+        let scaling = plain(rate, 2, capacity);
+        let non_scaling = plain(rate, 0, capacity);
+        for g in [1, 2, 3, 4, 5, 6, 8, 12, 16] {
+            let (bits, measured) = steady_state(g, rate, 2, capacity);
+            println!(
+                "| {rate} | {g} | {bits:.1} | {:.2} | {:.2} | {measured:.5} |",
+                bits / scaling,
+                bits / non_scaling
+            );
+        }
+        println!("| {rate} | plain | {scaling:.1} (scaling), {non_scaling:.1} (non-scaling) | | | |");
+    }
+}
+
+#[test]
+fn batches_answer_as_single_items_do() {
+    let mut filter = filter(1000, 4, 500, 0.01, 2);
+    let start = filter.current_start_ms();
+    stream(&mut filter, 0, 500, start, 2);
+    let now = start + 2000;
+    filter.rotate(now);
+    let items: Vec<Vec<u8>> = (0..1500).map(member).collect();
+    let mut batch = Vec::new();
+    filter.contains_each(items.iter().map(Vec::as_slice), Some(now), |found| batch.push(found));
+    let single: Vec<bool> = items.iter().map(|item| filter.contains_at(item, now)).collect();
+    assert_eq!(batch, single);
+    let mut batch = Vec::new();
+    filter.contains_each(items.iter().map(Vec::as_slice), None, |found| batch.push(found));
+    assert_eq!(batch, items.iter().map(|item| filter.contains(item)).collect::<Vec<_>>());
+
+    let mut copy = filter.try_clone().unwrap();
+    let mut answers = Vec::new();
+    filter.insert_each(items.iter().map(Vec::as_slice), || UNLIMITED, |answer| answers.push(answer));
+    let single: Vec<_> = items.iter().map(|item| copy.insert(item, || UNLIMITED)).collect();
+    assert_eq!(answers, single);
+    assert!(same(&filter, &copy));
+}
+
+#[test]
+fn a_batch_stops_at_the_first_refusal() {
+    let mut filter = filter(1000, 4, 8, 0.01, 0);
+    let items: Vec<Vec<u8>> = (0..100).map(member).collect();
+    let mut answers = Vec::new();
+    filter.insert_each(items.iter().map(Vec::as_slice), || UNLIMITED, |answer| answers.push(answer));
+    assert_eq!(answers.last(), Some(&Err(FilterError::Full)));
+    assert!(answers.len() < 100);
+}
+
+#[test]
+fn the_budget_is_checked_before_allocating() {
+    let p = params(1000, 4, 100_000, 0.01, 2);
+    let layout = Layout::for_capacity(p.generation_capacity(), p.first_link_error_rate()).unwrap();
+    let steady = (layout.bits() / 8) as usize * 5;
+    assert_eq!(WindowFilter::try_new(p, T0, steady - 1).err(), Some(FilterError::TooLarge));
+    let mut filter = WindowFilter::try_new(p, T0, steady).unwrap();
+    assert_eq!(filter.bits_bytes(), 0, "generations are opened by their first add");
+
+    // Room for two generations only: the third span's first add is refused.
+    let budget = (layout.bits() / 8) as usize * 2;
+    let start = filter.current_start_ms();
+    for (span, expected) in [(0, Ok(true)), (1, Ok(true)), (2, Err(FilterError::TooLarge))] {
+        assert_eq!(filter.rotate(start + span * 250).changed(), span > 0);
+        assert_eq!(filter.insert(&member(span), || budget), expected);
+    }
+    assert!(filter.bits_bytes() <= budget);
+
+    // A generation that would grow past the budget is refused too.
+    let one = (layout.bits() / 8) as usize;
+    let mut filter = WindowFilter::try_new(p, T0, steady).unwrap();
+    let refused = (0..200_000).map(|n| filter.insert(&member(n), || one)).find(Result::is_err);
+    assert_eq!(refused, Some(Err(FilterError::TooLarge)));
+    assert_eq!(filter.bits_bytes(), one);
+}
+
+/// Lookup and add times against a plain filter holding one window's items, in memory larger
+/// than the caches.
+#[test]
+#[ignore = "a measurement: prints lookup and add times"]
+fn lookup_speed() {
+    use std::hint::black_box;
+    use std::time::Instant;
+    for rate in [0.01, 0.001] {
+        let capacity = 4_000_000;
+        let mut plain = BloomFilter::try_new(capacity, rate, 2, UNLIMITED).unwrap();
+        for n in 0..2 * capacity {
+            plain.insert(&member(n), UNLIMITED).unwrap();
+        }
+        let mut window = WindowFilter::try_new(params(4000, 4, capacity, rate, 2), T0, UNLIMITED).unwrap();
+        let now = stream(&mut window, 0, capacity, T0, 2) - 1;
+        let absent: Vec<Vec<u8>> = (0..1_000_000).map(|n| format!("absent:{n}").into_bytes()).collect();
+        let present: Vec<Vec<u8>> = (0..1_000_000).map(|n| member(capacity + n * 3)).collect();
+        let fresh: Vec<Vec<u8>> = (0..1_000_000).map(|n| format!("fresh:{n}").into_bytes()).collect();
+        let time = |what: &str, run: &mut dyn FnMut(&[u8]) -> bool, items: &[Vec<u8>]| {
+            let started = Instant::now();
+            let found = items.iter().filter(|item| run(item)).count();
+            let nanos = started.elapsed().as_nanos() as f64 / items.len() as f64;
+            println!("{rate} {what}: {nanos:.0} ns ({found} found)");
+        };
+        time("plain absent", &mut |item| black_box(plain.contains(item)), &absent);
+        time("window absent", &mut |item| black_box(window.contains_at(item, now)), &absent);
+        time("plain present", &mut |item| black_box(plain.contains(item)), &present);
+        time("window present", &mut |item| black_box(window.contains_at(item, now)), &present);
+        time("plain add", &mut |item| plain.insert(item, UNLIMITED).unwrap(), &fresh);
+        time("window add", &mut |item| window.insert(item, || UNLIMITED).unwrap(), &fresh);
+        println!("{rate} bytes: plain {} window {}", plain.bits_bytes(), window.bits_bytes());
+    }
+}

@@ -1,0 +1,165 @@
+//! Where a digest stops and what it refuses: sizes and budgets checked before allocating, adds
+//! that fail whole, extreme values that stay finite, and records hostile, foreign or very heavy.
+
+use super::*;
+
+#[test]
+fn sizes_are_redisblooms_and_the_budget_comes_first() {
+    let info = TDigest::new(DEFAULT_COMPRESSION, BUDGET).unwrap().info();
+    assert_eq!((info.compression, info.capacity, info.memory_usage), (100, 610, 9768));
+    let info = TDigest::new(1, BUDGET).unwrap().info();
+    assert_eq!((info.capacity, info.memory_usage), (16, 264));
+    assert_eq!(TDigest::new(1, BUDGET).unwrap().memory_bytes(), 264);
+    assert_eq!(TDigest::new(0, BUDGET).unwrap_err(), SizeError::Invalid);
+    // RedisBloom keeps the capacity in an int: beyond it, its capacity wraps.
+    assert_eq!(MAX_COMPRESSION * 6 + 10, 2_147_483_644);
+    assert_eq!(TDigest::new(MAX_COMPRESSION + 1, usize::MAX).unwrap_err(), SizeError::TooLarge);
+    assert_eq!(TDigest::new(1_000_000_000, usize::MAX).unwrap_err(), SizeError::TooLarge);
+    assert_eq!(TDigest::new(MAX_COMPRESSION, BUDGET).unwrap_err(), SizeError::TooLarge);
+    assert_eq!(TDigest::new(100, 9767).unwrap_err(), SizeError::TooLarge);
+    assert!(TDigest::new(100, 9768).is_ok());
+}
+
+#[test]
+fn an_add_that_fails_changes_nothing() {
+    let mut digest = spread_digest();
+    let before = tokens(&digest);
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        assert_eq!(digest.add(&[1.0, 2.0, bad]), Err(AddError::NotFinite));
+    }
+    assert_eq!(tokens(&digest), before);
+    assert_eq!(digest.info().observations, 1500);
+
+    // Observations at the edge of i64 (2^63 - 1024, the largest double below 2^63), as only
+    // a record can hold them.
+    let mut full = load(
+        "d4059000000000000 d3ff0000000000000 d4000000000000000 s610 s2 s0 s1 d43dfffffffffffff d0000000000000000 \
+         d3ff0000000000000 d4000000000000000 d43cfffffffffffff d43cfffffffffffff",
+    )
+    .unwrap();
+    assert_eq!(full.observations(), i64::MAX - 1023);
+    let before = tokens(&full);
+    assert_eq!(full.add(&[1.0; 1024]), Err(AddError::Overflow));
+    assert_eq!(tokens(&full), before);
+    assert_eq!(TDigest::merge(None, &[&full, &full], None, BUDGET).unwrap_err(), MergeError::Overflow);
+}
+
+#[test]
+fn a_full_node_array_fails_the_add_whole() {
+    // A record can claim every node merged, which no compression reduces (a weight that no
+    // merge takes): RedisBloom answers "overflow detected" after keeping what it added.
+    let means: Vec<String> = (0..16).map(|i| format!("d{:016x}", f64::from(i).to_bits())).collect();
+    let weights: Vec<String> = (0..16).map(|_| format!("d{:016x}", 1e15_f64.to_bits())).collect();
+    let mut full = load(&format!(
+        "d3ff0000000000000 d0000000000000000 d402e000000000000 s16 s16 s0 s0 d{:016x} d0000000000000000 {} {}",
+        1.6e16_f64.to_bits(),
+        means.join(" "),
+        weights.join(" ")
+    ))
+    .unwrap();
+    let before = tokens(&full);
+    assert_eq!(full.add(&[1.0, 2.0]), Err(AddError::Overflow));
+    assert_eq!(tokens(&full), before);
+}
+
+#[test]
+fn extreme_values_keep_every_answer_finite() {
+    // RedisBloom merges 1e308 into -1e308 as an infinite mean, then a NaN one.
+    let mut digest = TDigest::new(DEFAULT_COMPRESSION, BUDGET).unwrap();
+    for _ in 0..20 {
+        digest.add(&[1e308, 1e308, -1e308, f64::MAX, -f64::MAX, 0.0].repeat(50)).unwrap();
+    }
+    let mut record = Record::default();
+    digest.save_rdb(&mut record);
+    assert!(record.0.iter().all(|value| !matches!(value, RecordValue::Double(x) if !x.is_finite())));
+    let quantiles = digest.quantiles(&[0.0, 0.01, 0.3, 0.5, 0.7, 0.99, 1.0, 0.2]).unwrap();
+    assert!(quantiles.iter().all(|q| q.is_finite()), "{quantiles:?}");
+    assert!(quantiles.windows(2).take(6).all(|pair| pair[0] <= pair[1]), "{quantiles:?}");
+    let cdfs = digest.cdfs(&[-f64::MAX, -1e308, -1e300, 0.0, 1e300, 1e308, f64::MAX]).unwrap();
+    assert!(cdfs.iter().all(|c| (0.0..=1.0).contains(c)), "{cdfs:?}");
+    assert!(cdfs.windows(2).all(|pair| pair[0] <= pair[1]), "{cdfs:?}");
+    assert!(digest.ranks(&[0.0, 1e308]).unwrap().iter().all(|&rank| (0..=6000).contains(&rank)));
+    assert!(digest.trimmed_mean(0.1, 0.9).unwrap().is_finite());
+    assert!(digest.by_ranks(&[1, 3000, 5999]).unwrap().iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn a_redisbloom_record_loads_and_answers() {
+    // TDIGEST.CREATE e COMPRESSION 7, TDIGEST.ADD e 1 2 3, DUMP e.
+    let digest = load(
+        "d401c000000000000 d3ff0000000000000 d4008000000000000 s52 s3 s0 s1 d4008000000000000 d0000000000000000 \
+         d3ff0000000000000 d4000000000000000 d4008000000000000 d3ff0000000000000 d3ff0000000000000 d3ff0000000000000",
+    )
+    .unwrap();
+    assert_eq!((digest.info().capacity, digest.info().merged_nodes, digest.observations()), (52, 3, 3));
+    assert_same(&digest.quantiles(&[0.0, 0.5, 1.0]).unwrap(), &[1.0, 2.0, 3.0]);
+    assert!(TDigest::load_rdb(1, &mut record(SPREAD_RECORD), BUDGET).is_err());
+}
+
+#[test]
+fn hostile_records_are_refused() {
+    let good = "d4059000000000000 d3ff0000000000000 d4000000000000000 s610 s2 s0 s1 d4000000000000000 d0000000000000000 \
+                d3ff0000000000000 d4000000000000000 d3ff0000000000000 d3ff0000000000000";
+    assert!(load(good).is_ok());
+    let nan = format!("d{:016x}", f64::NAN.to_bits());
+    let inf = format!("d{:016x}", f64::INFINITY.to_bits());
+    let cases: [(&str, &str, &str); 17] = [
+        ("d4059000000000000", "d0000000000000000", "a compression of 0"),
+        ("d4059000000000000", "d3ff8000000000000", "a compression of 1.5"),
+        ("d4059000000000000", &nan, "a NaN compression"),
+        ("d3ff0000000000000", &inf, "an infinite minimum"),
+        ("s610", "s611", "a capacity off the formula"),
+        ("s610", "s-1", "a negative capacity"),
+        ("s2 s0", "s611 s0", "more merged nodes than the capacity"),
+        ("s2 s0", "s-2 s0", "negative nodes"),
+        ("s2 s0", "s2 s609", "more nodes than the capacity"),
+        ("s2 s0", "s2 s1", "a buffer in a digest of two observations"),
+        ("s1 d4000", "s-1 d4000", "negative compressions"),
+        ("s1 d4000000000000000", "s1 d43e0000000000000", "a merged weight of 2^63"),
+        ("s1 d4000000000000000", "s1 dbff0000000000000", "a negative merged weight"),
+        ("d3ff0000000000000 d4000000000000000 d3ff", &format!("{nan} d4000000000000000 d3ff"), "a NaN mean"),
+        ("d3ff0000000000000 d3ff0000000000000", "dbff0000000000000 d3ff0000000000000", "a negative weight"),
+        (
+            "d3ff0000000000000 d3ff0000000000000",
+            "d4000000000000000 d3ff0000000000000",
+            "weights beyond the merged one",
+        ),
+        (
+            "s1 d4000000000000000 d0000000000000000",
+            "s1 d4000000000000000 d3ff0000000000000",
+            "a buffer's weight, no node",
+        ),
+    ];
+    for (from, to, why) in cases {
+        let hostile = good.replacen(from, to, 1);
+        assert_ne!(hostile, good, "{why}");
+        assert!(load(&hostile).is_err(), "{why}: {hostile}");
+    }
+    let truncated = good.rsplit_once(' ').unwrap().0;
+    assert!(load(truncated).is_err());
+    // The budget is checked before anything is allocated, or even read past the compression.
+    assert_eq!(
+        TDigest::load_rdb(0, &mut record("d41cdcd6500000000"), BUDGET).unwrap_err(),
+        DecodeError::TooLarge
+    );
+    assert_eq!(TDigest::load_rdb(0, &mut record(good), 9767).unwrap_err(), DecodeError::TooLarge);
+}
+
+/// Past 2^53 observations the saved weights (doubles) are rounded: the record still loads, as
+/// the fuzzer found it did not (60 merges of a digest into itself, RedisBloom's too).
+#[test]
+fn a_digest_heavier_than_doubles_hold_exactly_loads_back() {
+    let mut heavy = digest(100, &[&[1.0, 2.0, 3.0]]);
+    for _ in 0..60 {
+        heavy = TDigest::merge(Some(&heavy), &[&heavy], None, BUDGET).unwrap();
+    }
+    heavy.add(&[4.0]).unwrap();
+    heavy.compress();
+    let mut record = Record::default();
+    heavy.save_rdb(&mut record);
+    let loaded = TDigest::load_rdb(0, &mut record.clone(), BUDGET).unwrap();
+    let mut again = Record::default();
+    loaded.save_rdb(&mut again);
+    assert_eq!(again, record);
+    assert_eq!(loaded.quantiles(&[0.5]).unwrap(), heavy.quantiles(&[0.5]).unwrap());
+}

@@ -1,0 +1,383 @@
+//! Rotations decided by the master and replicated as BF.ROTATE, and filters kept or copied (RDB, AOF,
+//! rewrite, COPY, SCANDUMP) bit for bit with absolute times: down longer than the window, they forget.
+
+use super::{
+    add_batch, assert_all_found, assert_forgotten, forget_after, found, now_ms, sleep_until, strings, DAY,
+    MARGIN, TYPE_NAME,
+};
+use crate::harness::*;
+use redis::{Connection, Value};
+use std::time::{Duration, Instant};
+
+/// Sleeps until `offset_ms` after the start of the next span of `span_ms` on the grid from the
+/// epoch that generations are cut on, so that the adds that follow open a generation of their
+/// own and the next rotation is a whole span away.
+fn wait_for_next_span(span_ms: u64, offset_ms: u64) {
+    let now = now_ms();
+    let next = now - now % span_ms + span_ms + offset_ms;
+    std::thread::sleep(Duration::from_millis(next - now));
+}
+
+fn digests(con: &mut Connection, keys: &[String]) -> Vec<String> {
+    keys.iter().map(|key| digest(con, key)).collect()
+}
+
+/// Waits (a span and a second at most, the time the master has to rotate an idle key) until
+/// BF.CARD answers 0.
+fn wait_for_empty_card(con: &mut Connection, key: &str, span: Duration) {
+    let deadline = Instant::now() + span + Duration::from_secs(1) + MARGIN;
+    loop {
+        let card = int(con, &["BF.CARD", key]);
+        if card == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "BF.CARD {key} still answers {card}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Checks that the replica holds exactly its master's keys: digests read while the master's
+/// replication offset stood still (a rotation in between is read again).
+fn assert_replica_matches(master: &mut Connection, replica: &mut Connection, keys: &[&str]) {
+    for _ in 0..50 {
+        let offset = master_offset(master);
+        let on_master: Vec<String> = keys.iter().map(|key| digest(master, key)).collect();
+        wait_in_sync(master, replica);
+        let on_replica: Vec<String> = keys.iter().map(|key| digest(replica, key)).collect();
+        if master_offset(master) == offset {
+            assert_eq!(on_replica, on_master, "digests of {keys:?} on the replica and the master");
+            return;
+        }
+    }
+    panic!("the master's replication offset never stood still");
+}
+
+/// The `BF.ROTATE key at_ms` commands of an AOF, in order.
+fn rotations(aof: &[u8]) -> Vec<(String, u64)> {
+    let text = String::from_utf8_lossy(aof);
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let mut list = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        if line.eq_ignore_ascii_case("BF.ROTATE") {
+            let key = lines.get(at + 2).map(|key| (*key).to_string()).unwrap_or_default();
+            let time = lines.get(at + 4).and_then(|time| time.parse().ok());
+            let Some(time) = time else {
+                panic!("BF.ROTATE without a time: {:?}", &lines[at..lines.len().min(at + 5)])
+            };
+            list.push((key, time));
+        }
+    }
+    list
+}
+
+fn aof_bytes(server: &Server) -> Vec<u8> {
+    let mut files: Vec<_> = std::fs::read_dir(server.dir().join("appendonlydir"))
+        .expect("appendonlydir")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.to_string_lossy().ends_with(".aof"))
+        .collect();
+    files.sort();
+    files.iter().flat_map(|path| std::fs::read(path).expect("AOF file")).collect()
+}
+
+#[test]
+fn a_replica_applies_its_masters_rotations_and_holds_the_same_bits() {
+    const WINDOW: u64 = 1500;
+    const SPAN: u64 = WINDOW / 4;
+    let window = Duration::from_millis(WINDOW);
+    let bound = forget_after(WINDOW, 4);
+    let started_ms = now_ms();
+    let master = Server::start_with(&[], &["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut on_master = master.connection();
+    ok(&mut on_master, &["BF.RESERVE", "win", "0.001", "1000", "WINDOW", "1500", "GENERATIONS", "4"]);
+    ok(&mut on_master, &["BF.RESERVE", "day", "0.01", "1000", "WINDOW", DAY]);
+    let batches: Vec<Vec<String>> = (0..3).map(|batch| strings(&format!("batch{batch}:"), 200)).collect();
+    let mut added = vec![add_batch(&mut on_master, "win", &batches[0])];
+    madd_all(&mut on_master, "day", batches[0].iter().cloned());
+
+    // A full sync, then commands and rotations.
+    let replica = Server::start_with(&[], &["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut on_replica = replica.connection();
+    assert_replica_matches(&mut on_master, &mut on_replica, &["win", "day"]);
+    for batch in &batches[1..] {
+        std::thread::sleep(Duration::from_millis(400));
+        added.push(add_batch(&mut on_master, "win", batch));
+        assert_replica_matches(&mut on_master, &mut on_replica, &["win", "day"]);
+    }
+    let newest = added[2];
+    assert_all_found(
+        &mut on_replica,
+        "win",
+        &batches[2],
+        newest,
+        window.saturating_sub(MARGIN),
+        "on the replica",
+    );
+    assert_all_found(
+        &mut on_master,
+        "win",
+        &batches[2],
+        newest,
+        window.saturating_sub(MARGIN),
+        "on the master",
+    );
+
+    // Once every generation expired and the master dropped it, the replica forgets too.
+    sleep_until(newest.answered + window + Duration::from_millis(2 * SPAN) + Duration::from_secs(1) + MARGIN);
+    assert_replica_matches(&mut on_master, &mut on_replica, &["win", "day"]);
+    for (batch, when) in batches.iter().zip(&added) {
+        assert_forgotten(&mut on_replica, "win", batch, *when, bound, "on the replica");
+        assert_forgotten(&mut on_master, "win", batch, *when, bound, "on the master");
+    }
+    assert_eq!(int(&mut on_replica, &["BF.CARD", "win"]), 0);
+    assert_eq!(int(&mut on_master, &["BF.CARD", "win"]), 0);
+    assert_eq!(found(&mut on_replica, "day", &batches[0]), 200);
+
+    // The rotations reached the AOF (and the replica) as BF.ROTATE with the master's times.
+    wait_for_rewrite(&mut on_master);
+    let rotations = rotations(&aof_bytes(&master));
+    let times: Vec<u64> = rotations.iter().filter(|(key, _)| key == "win").map(|(_, time)| *time).collect();
+    assert!(times.len() >= 2, "BF.ROTATE in the AOF: {rotations:?}");
+    assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "rotations back in time: {times:?}");
+    let now = now_ms();
+    assert!(
+        times.iter().all(|time| (started_ms.saturating_sub(SPAN)..=now).contains(time)),
+        "rotation times {times:?} outside the test's [{started_ms}, {now}]"
+    );
+}
+
+/// Compares each key's digest with the one it had; the keys starting with `gens` rotate at
+/// `stable_until_ms`, and are compared only before it.
+fn assert_unchanged(
+    con: &mut Connection,
+    keys: &[String],
+    before: &[String],
+    stable_until_ms: u64,
+    what: &str,
+) {
+    let after = digests(con, keys);
+    let stable = now_ms() < stable_until_ms;
+    for ((key, before), after) in keys.iter().zip(before).zip(&after) {
+        if key.starts_with("gens") && !stable {
+            eprintln!("{what}: {key} not compared, the test ran past its next rotation");
+            continue;
+        }
+        assert_eq!(after, before, "{what}: digest of {key}");
+    }
+}
+
+#[test]
+fn reload_aof_rewrite_copy_and_scandump_keep_windowed_filters_bit_for_bit() {
+    const WINDOW: u64 = 3000;
+    const SPAN: u64 = WINDOW / 4;
+    let aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"];
+    let mut server = Server::start_with(&[], &aof);
+    let mut con = server.connection();
+    // Keys no rotation touches during the test, scaled, non-scaling, made by BF.INSERT.
+    ok(&mut con, &["BF.RESERVE", "day", "0.01", "100", "WINDOW", DAY, "EXPANSION", "2"]);
+    madd_all(&mut con, "day", strings("day:", 3000).into_iter());
+    ok(
+        &mut con,
+        &["BF.RESERVE", "day-fixed", "0.001", "5000", "WINDOW", DAY, "GENERATIONS", "7", "NONSCALING"],
+    );
+    // Within one generation's share of the window (capacity / g, and an eighth): all in one span.
+    madd_all(&mut con, "day-fixed", strings("fixed:", 700).into_iter());
+    ok(
+        &mut con,
+        &[
+            "BF.INSERT",
+            "day-insert",
+            "CAPACITY",
+            "50",
+            "ERROR",
+            "0.05",
+            "WINDOW",
+            DAY,
+            "GENERATIONS",
+            "2",
+            "ITEMS",
+            "a",
+            "b",
+        ],
+    );
+    // A key with a generation in each of three spans.
+    wait_for_next_span(SPAN, 50);
+    let first_span = now_ms() / SPAN;
+    ok(&mut con, &["BF.RESERVE", "gens", "0.01", "1000", "WINDOW", "3000", "GENERATIONS", "4"]);
+    let batches: Vec<Vec<String>> = (0..3).map(|batch| strings(&format!("gens{batch}:"), 300)).collect();
+    let mut newest = None;
+    for (n, batch) in batches.iter().enumerate() {
+        if n > 0 {
+            wait_for_next_span(SPAN, 50);
+        }
+        newest = Some(add_batch(&mut con, "gens", batch));
+    }
+    let newest = newest.expect("three batches");
+    // Once the third span has closed, nothing changes until the first generation expires.
+    wait_for_next_span(SPAN, 150);
+    let stable_until = (first_span + 5) * SPAN - 100;
+    let Value::Array(filters) = ok(&mut con, &["BF.INFO", "gens", "FILTERS"]) else { panic!("BF.INFO") };
+    assert!(matches!(filters[..], [Value::Int(n)] if n >= 3), "three generations: {filters:?}");
+
+    let mut keys: Vec<String> = ["day", "day-fixed", "day-insert", "gens"].map(String::from).to_vec();
+    let originals = keys.clone();
+    for key in &originals {
+        assert_eq!(ok(&mut con, &["TYPE", key]), simple(TYPE_NAME));
+        let copy = format!("{key}:copy");
+        assert_eq!(int(&mut con, &["COPY", key, &copy]), 1);
+        let loaded = format!("{key}:loaded");
+        let chunks = scandump(&mut con, key);
+        loadchunks(&mut con, &loaded, &chunks);
+        keys.extend([copy, loaded]);
+    }
+    let before = digests(&mut con, &keys);
+    for (n, key) in originals.iter().enumerate() {
+        if key.starts_with("gens") && now_ms() >= stable_until {
+            eprintln!("{key}: copies not compared, the test ran past its next rotation");
+            continue;
+        }
+        assert_eq!(before[4 + 2 * n], before[n], "COPY of {key}");
+        assert_eq!(before[5 + 2 * n], before[n], "SCANDUMP and LOADCHUNK of {key}");
+    }
+    assert_unchanged(&mut con, &keys, &before, stable_until, "after COPY and LOADCHUNK");
+    let cards: Vec<i64> = keys.iter().map(|key| int(&mut con, &["BF.CARD", key])).collect();
+
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    assert_unchanged(&mut con, &keys, &before, stable_until, "after DEBUG RELOAD");
+
+    ok(&mut con, &["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut con);
+    let base = aof_bytes(&server);
+    assert!(!base.starts_with(b"REDIS"), "the AOF must be commands, not an RDB preamble");
+    server.restart();
+    let mut con = server.connection();
+    assert_unchanged(&mut con, &keys, &before, stable_until, "after an AOF rewrite and restart");
+    for key in &keys {
+        assert_eq!(ok(&mut con, &["TYPE", key]), simple(TYPE_NAME), "{key}");
+    }
+    if now_ms() < stable_until {
+        let after: Vec<i64> = keys.iter().map(|key| int(&mut con, &["BF.CARD", key])).collect();
+        assert_eq!(after, cards, "BF.CARD of {keys:?}");
+    }
+    assert_eq!(found(&mut con, "day:loaded", &strings("day:", 3000)), 3000);
+    assert_eq!(found(&mut con, "day-fixed:copy", &strings("fixed:", 700)), 700);
+    let window = Duration::from_millis(WINDOW);
+    for key in ["gens", "gens:copy", "gens:loaded"] {
+        assert_all_found(&mut con, key, &batches[2], newest, window.saturating_sub(MARGIN), key);
+    }
+}
+
+#[test]
+fn rdb_keeps_absolute_times_so_a_server_down_longer_than_the_window_forgets() {
+    const WINDOW: u64 = 1500;
+    let window = Duration::from_millis(WINDOW);
+    let bound = forget_after(WINDOW, 4);
+    let mut server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "short", "0.001", "1000", "WINDOW", "1500", "GENERATIONS", "4"]);
+    ok(&mut con, &["BF.RESERVE", "day", "0.01", "1000", "WINDOW", DAY]);
+    let day_items = strings("day:", 2000);
+    madd_all(&mut con, "day", day_items.iter().cloned());
+    let day_digest = digest(&mut con, "day");
+    let early = strings("early:", 200);
+    let early_added = add_batch(&mut con, "short", &early);
+
+    // A quick restart keeps what is still within its window.
+    ok(&mut con, &["SAVE"]);
+    server.restart();
+    let mut con = server.connection();
+    assert_all_found(
+        &mut con,
+        "short",
+        &early,
+        early_added,
+        window.saturating_sub(MARGIN),
+        "after a quick restart",
+    );
+    assert_eq!(digest(&mut con, "day"), day_digest);
+
+    // A downtime longer than the window forgets.
+    let late = strings("late:", 200);
+    let late_added = add_batch(&mut con, "short", &late);
+    ok(&mut con, &["SAVE"]);
+    server.kill();
+    sleep_until(late_added.answered + bound + MARGIN);
+    server.launch();
+    let mut con = server.connection();
+    assert_eq!(ok(&mut con, &["TYPE", "short"]), simple(TYPE_NAME));
+    assert_forgotten(&mut con, "short", &late, late_added, bound, "after a downtime");
+    assert_forgotten(&mut con, "short", &early, early_added, bound, "after a downtime");
+    wait_for_empty_card(&mut con, "short", Duration::from_millis(WINDOW / 4));
+    assert_eq!(int(&mut con, &["BF.ADD", "short", "late:0"]), 1);
+    assert_eq!(digest(&mut con, "day"), day_digest);
+    assert_eq!(found(&mut con, "day", &day_items), 2000);
+}
+
+#[test]
+fn aof_keeps_absolute_times_so_a_server_down_longer_than_the_window_forgets() {
+    const WINDOW: u64 = 1500;
+    let window = Duration::from_millis(WINDOW);
+    let bound = forget_after(WINDOW, 4);
+    let aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"];
+    let mut server = Server::start_with(&[], &aof);
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "day", "0.01", "1000", "WINDOW", DAY]);
+    let day_items = strings("day:", 2000);
+    madd_all(&mut con, "day", day_items.iter().cloned());
+    ok(&mut con, &["BF.RESERVE", "rewritten", "0.001", "1000", "WINDOW", "1500", "GENERATIONS", "4"]);
+    let in_base = strings("base:", 200);
+    let base_added = add_batch(&mut con, "rewritten", &in_base);
+    ok(&mut con, &["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut con);
+    // After the rewrite: commands appended to the AOF, on the rewritten key and a new one.
+    let appended = strings("appended:", 200);
+    let appended_added = add_batch(&mut con, "rewritten", &appended);
+    ok(&mut con, &["BF.INSERT", "created", "ERROR", "0.001", "WINDOW", "1500", "ITEMS", "x"]);
+    let created_added = add_batch(&mut con, "created", &appended);
+    let day_digest = digest(&mut con, "day");
+
+    // Replayed later, the adds keep their own times: still found within their window.
+    server.restart();
+    let mut con = server.connection();
+    assert_all_found(
+        &mut con,
+        "rewritten",
+        &in_base,
+        base_added,
+        window.saturating_sub(MARGIN),
+        "in the rewritten base",
+    );
+    assert_all_found(
+        &mut con,
+        "rewritten",
+        &appended,
+        appended_added,
+        window.saturating_sub(MARGIN),
+        "appended after the rewrite",
+    );
+    assert_all_found(
+        &mut con,
+        "created",
+        &appended,
+        created_added,
+        window.saturating_sub(MARGIN),
+        "created after the rewrite",
+    );
+    assert_eq!(digest(&mut con, "day"), day_digest);
+
+    // Down longer than the window: replayed, they are forgotten.
+    server.kill();
+    sleep_until(created_added.answered + bound + MARGIN);
+    server.launch();
+    let mut con = server.connection();
+    assert_eq!(ok(&mut con, &["TYPE", "rewritten"]), simple(TYPE_NAME));
+    assert_eq!(ok(&mut con, &["TYPE", "created"]), simple(TYPE_NAME));
+    assert_forgotten(&mut con, "rewritten", &in_base, base_added, bound, "base, after a downtime");
+    assert_forgotten(&mut con, "rewritten", &appended, appended_added, bound, "appended, after a downtime");
+    assert_forgotten(&mut con, "created", &appended, created_added, bound, "created, after a downtime");
+    wait_for_empty_card(&mut con, "rewritten", Duration::from_millis(WINDOW / 4));
+    wait_for_empty_card(&mut con, "created", Duration::from_millis(WINDOW / 4));
+    assert_eq!(digest(&mut con, "day"), day_digest);
+    assert_eq!(found(&mut con, "day", &day_items), 2000);
+}
