@@ -1,5 +1,6 @@
 //! The t-digest type (`TDIS-TYPE`) and the TDIGEST.* commands, over `redbloom_core::t_digest`.
-//! The contract they keep is `docs/tdigest-commands.md`.
+//! Its type ([`datatype`]) is a record type; [`commands`] lists the commands, [`error`] holds
+//! their texts. The contract they keep is `docs/tdigest-commands.md`.
 
 pub mod commands;
 pub mod datatype;

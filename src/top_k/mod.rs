@@ -1,5 +1,6 @@
 //! The Top-K type (`TopK-TYPE`) and the TOPK.* commands, over `redbloom_core::top_k`. The
-//! contract they keep is `docs/topk-commands.md`.
+//! contract they keep is `docs/topk-commands.md`. Its type ([`datatype`]) is a record type;
+//! [`commands`] lists the commands, [`error`] holds their texts.
 
 mod add;
 pub mod commands;
