@@ -62,7 +62,7 @@ static METRICS: [&Metrics; 5] = [
     &t_digest::datatype::METRICS,
 ];
 
-static KEY_TIMERS: [&KeyTimer; 1] = [&bloom::window::timer::TIMER];
+static KEY_TIMERS: [&KeyTimer; 1] = [&bloom::window::datatype::TIMER];
 
 /// Called by Redis on `loadmodule`.
 ///

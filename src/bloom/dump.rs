@@ -8,7 +8,7 @@
 
 use super::error::BfError;
 use super::held::{held, held_mut, Held, HeldMut};
-use super::window::timer::TIMER;
+use super::window::datatype::TIMER;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;

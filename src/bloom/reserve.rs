@@ -4,7 +4,7 @@
 use super::datatype::METRICS;
 use super::held::held;
 use super::parse::{self, Creation};
-use super::window::timer::TIMER;
+use super::window::datatype::TIMER;
 use crate::shared::call::Call;
 use crate::shared::clock::now_ms;
 use crate::shared::config;

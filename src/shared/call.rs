@@ -46,6 +46,11 @@ impl<'a> Call<'a> {
     }
 
     /// The key every BF.* command names at position 1.
+    /// The call's context, for the module API calls that take one.
+    pub fn context(&self) -> *mut raw::RedisModuleCtx {
+        self.ctx
+    }
+
     pub fn key_name(&self) -> *mut raw::RedisModuleString {
         self.argv[1]
     }

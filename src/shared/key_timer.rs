@@ -5,16 +5,25 @@
 //! server timer, on masters only (a replica applies what its master decided).
 //!
 //! A key is noted when a command creates a value in it, when one is loaded into it, and when
-//! a keyspace event moves one to it (RENAME, COPY, MOVE, RESTORE). A noted name that no longer
-//! holds the type is forgotten at its next visit, so nothing needs to follow deletions.
+//! one comes to it under a new name (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event).
+//! A noted name that no longer holds the type is forgotten at its next visit, so nothing needs
+//! to follow deletions.
+//!
+//! The subscription is made when the first key is noted, and to `new` events alone: a module
+//! subscribed to a class of events has Redis build a context for its callback on every event
+//! of that class, which costs a write command of any type about a fifth of its time (every
+//! BF.*, CF.* and sketch write notifies a `generic` event). Until a value of a timed type
+//! exists no event reaches the module, and after, only the creation of a key does.
 
 use super::call::Call;
 use super::datatype::guarded;
 use super::keyspace::Key;
+use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::collections::BTreeSet;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// How often the timers run, and how many keys each visits a run.
@@ -36,6 +45,8 @@ pub enum Visit {
 pub struct KeyTimer {
     /// What the log calls it.
     what: &'static str,
+    /// The type of the values it visits.
+    data_type: &'static RedisType,
     keys: Mutex<BTreeSet<NotedKey>>,
     /// Where the last visit stopped, so that the next goes on from there.
     next: Mutex<Option<NotedKey>>,
@@ -46,12 +57,14 @@ pub struct KeyTimer {
 impl KeyTimer {
     pub const fn new(
         what: &'static str,
+        data_type: &'static RedisType,
         visit: fn(*mut raw::RedisModuleCtx, &mut Key, *mut raw::RedisModuleString) -> Visit,
     ) -> KeyTimer {
-        KeyTimer { what, keys: Mutex::new(BTreeSet::new()), next: Mutex::new(None), visit }
+        KeyTimer { what, data_type, keys: Mutex::new(BTreeSet::new()), next: Mutex::new(None), visit }
     }
 
-    fn note(&self, db: c_int, name: &[u8]) {
+    fn note(&self, ctx: *mut raw::RedisModuleCtx, db: c_int, name: &[u8]) {
+        subscribe_once(ctx);
         if let Ok(mut keys) = self.keys.lock() {
             keys.insert((db, name.to_vec()));
         }
@@ -59,23 +72,30 @@ impl KeyTimer {
 
     /// Notes the key a command just stored a value in.
     pub fn note_call_key(&self, call: &Call) {
-        self.note(call.selected_db(), call.arg(1));
+        self.note(call.context(), call.selected_db(), call.arg(1));
     }
 
     /// Notes the key a value was just loaded into.
     pub fn note_loaded(&self, rdb: *mut raw::RedisModuleIO) {
-        // SAFETY: a live IO handle; the key name it gives lives as long as the handle.
+        // SAFETY: a live IO handle; the key name and context it gives live as long as it.
         unsafe {
-            let (Some(name_of), Some(db_of)) =
-                (raw::RedisModule_GetKeyNameFromIO, raw::RedisModule_GetDbIdFromIO)
-            else {
+            let (Some(name_of), Some(db_of), Some(context_of)) = (
+                raw::RedisModule_GetKeyNameFromIO,
+                raw::RedisModule_GetDbIdFromIO,
+                raw::RedisModule_GetContextFromIO,
+            ) else {
                 return;
             };
             let name = name_of(rdb);
             if !name.is_null() {
-                self.note(db_of(rdb), string_bytes(name.cast_mut()));
+                self.note(context_of(rdb), db_of(rdb), string_bytes(name.cast_mut()));
             }
         }
+    }
+
+    /// Whether a value of `value_type` is one this timer visits.
+    fn visits(&self, value_type: *mut raw::RedisModuleType) -> bool {
+        value_type == *self.data_type.raw_type.borrow()
     }
 
     /// Visits up to [`KEYS_PER_TICK`] keys, from where the last visit stopped.
@@ -147,41 +167,63 @@ fn timers() -> &'static [&'static KeyTimer] {
     TIMERS.get().copied().unwrap_or_default()
 }
 
-/// Subscribes to the keyspace events that move a value, and starts the server timer that runs
-/// `all` the timers; at module load.
+/// Starts the server timer that runs `all` the timers; at module load.
 pub fn start(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static KeyTimer]) {
     if all.is_empty() || TIMERS.set(all).is_err() {
         return;
     }
-    // SAFETY: module load, live context.
-    unsafe {
-        if let Some(subscribe) = raw::RedisModule_SubscribeToKeyspaceEvents {
-            subscribe(ctx, raw::REDISMODULE_NOTIFY_GENERIC as c_int, Some(moved));
-        }
-    }
     arm(ctx);
 }
 
-/// Events that move a key's value to another name or database: the new name is noted by
-/// every timer (the timers whose type it does not hold forget it at their next visit).
-extern "C" fn moved(
+static SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+
+/// Subscribes to `new` events, once: from the first noted key on (see the module comment).
+fn subscribe_once(ctx: *mut raw::RedisModuleCtx) {
+    if ctx.is_null() || SUBSCRIBED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    // SAFETY: a live context of this module (a command's, or a load's).
+    unsafe {
+        if let Some(subscribe) = raw::RedisModule_SubscribeToKeyspaceEvents {
+            subscribe(ctx, raw::REDISMODULE_NOTIFY_NEW as c_int, Some(added));
+        }
+    }
+}
+
+/// A key was added (created, renamed or moved to, copied, restored): noted by the timer whose
+/// type its value is, if any.
+extern "C" fn added(
     ctx: *mut raw::RedisModuleCtx,
     _type: c_int,
-    event: *const c_char,
+    _event: *const c_char,
     key: *mut raw::RedisModuleString,
 ) -> c_int {
     guarded("key timer event", (), || {
-        // SAFETY: Redis passes a NUL-terminated event name and a live key for the callback.
-        let event = unsafe { CStr::from_ptr(event) }.to_bytes();
-        if matches!(event, b"rename_to" | b"copy_to" | b"move_to" | b"restore") {
-            // SAFETY: as above; the context's selected database is the event's.
-            unsafe {
-                let db = raw::RedisModule_GetSelectedDb.map_or(0, |f| f(ctx));
-                let name = string_bytes(key);
-                for timer in timers() {
-                    timer.note(db, name);
-                }
+        // SAFETY: a live context and key for the callback; the key is closed before the
+        // callback returns, and opened without touching its access time.
+        let value_type = unsafe {
+            let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_OPEN_KEY_NOTOUCH) as c_int;
+            let (Some(open), Some(type_of), Some(close)) =
+                (raw::RedisModule_OpenKey, raw::RedisModule_ModuleTypeGetType, raw::RedisModule_CloseKey)
+            else {
+                return;
+            };
+            let opened = open(ctx, key, mode).cast::<raw::RedisModuleKey>();
+            if opened.is_null() {
+                return;
             }
+            let value_type = type_of(opened);
+            close(opened);
+            value_type
+        };
+        if value_type.is_null() {
+            return;
+        }
+        if let Some(timer) = timers().iter().find(|timer| timer.visits(value_type)) {
+            // SAFETY: as above; the context's selected database is the event's.
+            let (db, name) =
+                unsafe { (raw::RedisModule_GetSelectedDb.map_or(0, |f| f(ctx)), string_bytes(key)) };
+            timer.note(ctx, db, name);
         }
     });
     raw::REDISMODULE_OK as c_int

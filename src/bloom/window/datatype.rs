@@ -2,8 +2,9 @@
 //! and older versions of this module refuse rather than misread. Windowed filters count with
 //! the Bloom filters in `INFO bf`.
 
-use super::timer::TIMER;
+use super::timer;
 use crate::bloom::datatype::METRICS;
+use crate::shared::key_timer::KeyTimer;
 use crate::shared::metrics::{Footprint, Metrics};
 use crate::shared::record_type::{record_type, RecordType};
 use redbloom_core::bloom::window::WindowFilter;
@@ -11,6 +12,9 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 pub static WINDOW_TYPE: RedisType = record_type::<WindowFilter>();
+
+/// Visits the keys of windowed filters, so that idle ones rotate too.
+pub static TIMER: KeyTimer = KeyTimer::new("windowed Bloom filter", &WINDOW_TYPE, timer::visit);
 
 impl RecordType for WindowFilter {
     const TYPE_NAME: &'static str = "rbBF-wind";

@@ -1,17 +1,16 @@
-//! The windowed filters' [`KeyTimer`]: memory of expired generations comes back even from
-//! keys no command touches, and their readers on a replica stop seeing them.
+//! What the windowed filters' `KeyTimer` does to a key: memory of expired generations comes
+//! back even from keys no command touches, and their readers on a replica stop seeing them.
 
 use super::rotation::rotate_to;
 use crate::shared::clock::now_ms;
-use crate::shared::key_timer::{KeyTimer, Visit};
+use crate::shared::key_timer::Visit;
 use crate::shared::keyspace::Key;
 use redbloom_core::bloom::window::WindowFilter;
 use redis_module::raw;
 
-pub static TIMER: KeyTimer = KeyTimer::new("windowed Bloom filter", visit);
-
-/// Rotates a filter that is due, replicating the rotation.
-fn visit(ctx: *mut raw::RedisModuleCtx, key: &mut Key, name: *mut raw::RedisModuleString) -> Visit {
+/// Rotates a filter that is due, replicating the rotation: what [`super::datatype::TIMER`]
+/// does to each key it visits.
+pub fn visit(ctx: *mut raw::RedisModuleCtx, key: &mut Key, name: *mut raw::RedisModuleString) -> Visit {
     let Ok(Some(filter)) = key.get_mut::<WindowFilter>() else {
         return Visit::Gone;
     };

@@ -166,3 +166,47 @@ fn memory_of_expired_generations_is_returned_while_the_key_is_idle() {
     assert_eq!(int(&mut con, &["BF.ADD", "idle", "idle:0"]), 1);
     assert_eq!(int(&mut con, &["BF.EXISTS", "idle", "idle:0"]), 1);
 }
+
+/// The timer follows a filter to a new name or database (RENAME, COPY, MOVE, RESTORE): the
+/// old names are deleted, and the memory still comes back while nothing names the new ones.
+#[test]
+fn memory_is_returned_from_filters_under_new_names_while_idle() {
+    const WINDOW: u64 = 1000;
+    let span = Duration::from_millis(WINDOW / 4);
+    let server = Server::start();
+    let mut con = server.connection();
+    let mut last_add = None;
+    for key in ["renamed", "copied", "moved", "restored"] {
+        ok(&mut con, &["BF.RESERVE", key, "0.01", "100000", "WINDOW", "1000", "GENERATIONS", "4"]);
+        last_add = Some(add_batch(&mut con, key, &strings(&format!("{key}:"), 20_000)));
+    }
+    ok(&mut con, &["RENAME", "renamed", "renamed:to"]);
+    assert_eq!(int(&mut con, &["COPY", "copied", "copied:to"]), 1);
+    assert_eq!(int(&mut con, &["MOVE", "moved", "1"]), 1);
+    let payload: Vec<u8> = redis::cmd("DUMP").arg("restored").query(&mut con).expect("DUMP");
+    let () = redis::cmd("RESTORE").arg("restored:to").arg(0).arg(payload).query(&mut con).expect("RESTORE");
+    for key in ["copied", "restored"] {
+        assert_eq!(int(&mut con, &["DEL", key]), 1);
+    }
+    let bytes = bf_bytes(&mut con);
+    assert!(bytes > 4 * 20_000, "bf_bytes {bytes} for four filters of 20000 items");
+
+    let added = last_add.expect("four filters were filled");
+    let deadline =
+        added.answered + Duration::from_millis(WINDOW) + span + span + Duration::from_secs(1) + MARGIN;
+    loop {
+        let now_bytes = bf_bytes(&mut con);
+        if now_bytes < bytes / 10 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "bf_bytes still {now_bytes} (was {bytes}) {:?} after the last add",
+            added.answered.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for key in ["renamed:to", "copied:to", "restored:to"] {
+        assert_eq!(ok(&mut con, &["TYPE", key]), simple(TYPE_NAME), "{key} stays, empty");
+    }
+}
