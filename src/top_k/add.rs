@@ -1,4 +1,6 @@
 //! TOPK.ADD and TOPK.INCRBY: each item's reply is the item it expelled from the list, or nil.
+//! Each is answered as it is counted: nothing is collected per call, so one item costs no
+//! allocation unless it expels another.
 
 use super::datatype::METRICS;
 use super::error::TopKError;
@@ -9,8 +11,7 @@ use redbloom_core::top_k::{Expelled, TopK, MAX_INCREMENT};
 
 /// TOPK.ADD key item [item ...].
 pub fn add(call: &Call) -> Result<(), CommandError> {
-    let items: Vec<(&[u8], u32)> = call.args_from(2).map(|item| (item, 1)).collect();
-    add_all(call, &items, c"topk.add")
+    add_all(call, call.args_from(2).map(|item| (item, 1)), c"topk.add")
 }
 
 /// TOPK.INCRBY key item increment [item increment ...]: every increment is read before
@@ -20,37 +21,40 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     if !call.argc().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
     }
-    let mut items = Vec::with_capacity((call.argc() - 2) / 2);
-    for index in (2..call.argc()).step_by(2) {
-        let increment = parse::integer(call.arg(index + 1))
-            .and_then(|value| u32::try_from(value).ok())
-            .filter(|&value| value <= MAX_INCREMENT)
-            .ok_or(TopKError::BadIncrement)?;
-        items.push((call.arg(index), increment));
+    let pairs =
+        || (2..call.argc()).step_by(2).map(|index| (call.arg(index), increment_of(call.arg(index + 1))));
+    if pairs().any(|(_, increment)| increment.is_none()) {
+        return Err(TopKError::BadIncrement.into());
     }
-    add_all(call, &items, c"topk.incrby")
+    add_all(call, pairs().map(|(item, increment)| (item, increment.unwrap_or_default())), c"topk.incrby")
 }
 
-fn add_all(call: &Call, items: &[(&[u8], u32)], event: &std::ffi::CStr) -> Result<(), CommandError> {
+/// An increment as TOPK.INCRBY takes it: an integer from 0 to [`MAX_INCREMENT`].
+fn increment_of(text: &[u8]) -> Option<u32> {
+    parse::integer(text).and_then(|value| u32::try_from(value).ok()).filter(|&value| value <= MAX_INCREMENT)
+}
+
+fn add_all<'a>(
+    call: &Call,
+    mut items: impl ExactSizeIterator<Item = (&'a [u8], u32)>,
+    event: &std::ffi::CStr,
+) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     let sketch = key.get_mut::<TopK>()?.ok_or(TopKError::KeyMissing)?;
-    let mut expelled = Vec::with_capacity(items.len());
+    let count = items.len();
+    call.reply_array(count);
+    let reply = |result: Expelled| match result {
+        Ok(Some(item)) => call.reply_bulk(&item),
+        // An item whose copy found no memory was counted but not listed: it expelled nothing.
+        Ok(None) | Err(_) => call.reply_null(),
+    };
     // A batch pays for setting up its prefetching; one item does not need it.
-    if let [(item, increment)] = items {
-        expelled.push(sketch.add(item, *increment));
-    } else {
-        sketch.add_all(items.iter().copied(), |result: Expelled| expelled.push(result));
+    match (count, items.next()) {
+        (1, Some((item, increment))) => reply(sketch.add(item, increment)),
+        (_, first) => sketch.add_all(first.into_iter().chain(items), reply),
     }
-    METRICS.count_adds(items.len());
+    METRICS.count_adds(count);
     call.replicate_verbatim();
     call.notify(event);
-    call.reply_array(expelled.len());
-    for result in expelled {
-        match result {
-            Ok(Some(item)) => call.reply_bulk(&item),
-            // An item whose copy found no memory was counted but not listed: it expelled nothing.
-            Ok(None) | Err(_) => call.reply_null(),
-        }
-    }
     Ok(())
 }
