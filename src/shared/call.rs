@@ -5,16 +5,24 @@ use super::config;
 use super::error::CommandError;
 use super::keyspace::Key;
 use redis_module::raw;
+use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 
 /// One command invocation: its context and arguments, and the replies, replication and
 /// notifications it sends.
 pub struct Call<'a> {
-    pub(super) ctx: *mut raw::RedisModuleCtx,
-    pub(super) argv: &'a [*mut raw::RedisModuleString],
+    ctx: *mut raw::RedisModuleCtx,
+    argv: &'a [*mut raw::RedisModuleString],
+    /// The context's flags, asked of Redis once: it computes a dozen of them for each ask
+    /// (about 130 instructions), and a write asks two or three times.
+    flags: Cell<Option<c_int>>,
 }
 
 impl<'a> Call<'a> {
+    pub(super) fn new(ctx: *mut raw::RedisModuleCtx, argv: &'a [*mut raw::RedisModuleString]) -> Call<'a> {
+        Call { ctx, argv, flags: Cell::new(None) }
+    }
+
     pub fn argc(&self) -> usize {
         self.argv.len()
     }
@@ -45,12 +53,12 @@ impl<'a> Call<'a> {
         (first..self.argc()).map(move |index| self.arg(index))
     }
 
-    /// The key every BF.* command names at position 1.
     /// The call's context, for the module API calls that take one.
     pub fn context(&self) -> *mut raw::RedisModuleCtx {
         self.ctx
     }
 
+    /// The key every command names at position 1.
     pub fn key_name(&self) -> *mut raw::RedisModuleString {
         self.argv[1]
     }
@@ -70,8 +78,13 @@ impl<'a> Call<'a> {
     }
 
     fn context_flags(&self) -> c_int {
+        if let Some(flags) = self.flags.get() {
+            return flags;
+        }
         // SAFETY: a live command context.
-        unsafe { raw::RedisModule_GetContextFlags.map_or(0, |f| f(self.ctx)) }
+        let flags = unsafe { raw::RedisModule_GetContextFlags.map_or(0, |f| f(self.ctx)) };
+        self.flags.set(Some(flags));
+        flags
     }
 
     /// The database the call works in.

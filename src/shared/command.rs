@@ -118,7 +118,7 @@ pub fn run(
             return raw::Status::Ok as c_int;
         }
     }
-    let call = Call { ctx, argv };
+    let call = Call::new(ctx, argv);
     let arity_holds =
         if arity >= 0 { argv.len() == arity as usize } else { argv.len() >= arity.unsigned_abs() as usize };
     let outcome = if arity_holds {
