@@ -30,7 +30,7 @@ pub fn filter_or_create<'k>(
     params: CuckooParams,
     create: bool,
 ) -> Result<Option<&'k mut CuckooFilter>, CommandError> {
-    if key.get::<CuckooFilter>()?.is_none() {
+    if key.is_empty() {
         if !create {
             return Ok(None);
         }
