@@ -66,6 +66,9 @@ pub fn insertnx(call: &Call) -> Result<(), CommandError> {
     insert_items(call, true, c"cf.insertnx")
 }
 
+/// Where the items start in `CF.INSERT key ITEMS item ...`, a command with no option.
+const ITEMS_WITHOUT_OPTIONS: usize = 3;
+
 fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), CommandError> {
     let CuckooInsert { params, no_create, first_item } = parse::insert(&call.args(), defaults())?;
     let mut key = call.open_key_for_writing();
@@ -109,12 +112,19 @@ fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), Command
     // Replicas get the items that were added, as a plain CF.INSERT, which lands each where it
     // landed here: not the others, for no room here may be room there (replicas have no
     // budget), nor the options, which only shaped a new filter (replicated as its header) and
-    // which a replica would check against its own defaults.
-    if !added.is_empty() {
+    // which a replica would check against its own defaults. A command without options that
+    // found room for everything is that already, and goes as it came: rebuilding it costs a
+    // string per item.
+    if added.is_empty() {
+        return Ok(());
+    }
+    if refused == 0 && first_item == ITEMS_WITHOUT_OPTIONS {
+        call.replicate_verbatim();
+    } else {
         let mut args: Vec<&[u8]> = vec![call.arg(1), b"ITEMS"];
         args.extend(added.iter().copied());
         call.replicate("CF.INSERT", &args);
-        call.notify(event);
     }
+    call.notify(event);
     Ok(())
 }
