@@ -1,6 +1,7 @@
 //! The TDIGEST.* reads: MIN, MAX, QUANTILE, CDF, RANK, REVRANK, BYRANK, BYREVRANK,
 //! `TRIMMED_MEAN` and INFO. Each checks its key before its arguments, as RedisBloom does, and
-//! changes nothing (RedisBloom merges the digest's buffer on reads).
+//! changes nothing (RedisBloom merges the digest's buffer on reads; here a read answers from a
+//! compressed view of the digest, kept until its next write).
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
@@ -143,10 +144,10 @@ pub fn trimmed_mean(call: &Call) -> Result<(), CommandError> {
 }
 
 /// TDIGEST.INFO key: nine pairs, a flat array under RESP2 and a map under RESP3, of the digest
-/// as stored (RedisBloom's shows what its last read left).
+/// as a read sees it (RedisBloom's shows what its last read left): see the contract.
 pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let info = digest_of(&key)?.info();
+    let info = digest_of(&key)?.info().map_err(|_| TDigestError::AllocationFailed)?;
     let fields = [
         (c"Compression", info.compression as i64),
         (c"Capacity", info.capacity as i64),

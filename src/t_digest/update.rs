@@ -1,12 +1,9 @@
 //! TDIGEST.CREATE, RESET, ADD and MERGE: the writes, each replicated as it was sent.
 //!
-//! Every write leaves its digest compressed, as a RedisBloom digest is once read. RedisBloom's
-//! record has no room for buffered values (its save compresses first), so a digest that kept a
-//! buffer between commands would load, on a replica after a full sync or after a restart, as
-//! another digest than the one saved, and the two would answer differently from then on. A
-//! digest compressed after each write is whole in its record: master, replica, AOF and restart
-//! hold it bit for bit, and every read answers what RedisBloom answers when read after each
-//! write.
+//! A digest buffers values as RedisBloom's does and compresses only when its node array fills,
+//! at the same add on a master and its replicas, which see the same writes. Its record holds
+//! every node (the core's `encoding`), and a compression depends only on which nodes there are,
+//! so master, replica, AOF and restart hold the same digest bit for bit and answer alike.
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
@@ -16,6 +13,9 @@ use crate::shared::error::CommandError;
 use crate::shared::metrics;
 use crate::shared::parse::is_keyword;
 use redbloom_core::t_digest::{AddError, MergeError, SizeError, TDigest, DEFAULT_COMPRESSION};
+
+/// Values TDIGEST.ADD reads without allocating.
+const FEW_VALUES: usize = 16;
 
 /// TDIGEST.CREATE key [COMPRESSION compression].
 pub fn create(call: &Call) -> Result<(), CommandError> {
@@ -66,25 +66,33 @@ pub fn reset(call: &Call) -> Result<(), CommandError> {
 /// all or nothing.
 pub fn add(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    if key.get::<TDigest>()?.is_none() {
-        return Err(TDigestError::KeyMissing.into());
-    }
-    let mut values = Vec::with_capacity(call.argc() - 2);
-    for text in call.args_from(2) {
+    // One lookup: the key is checked before the values, as RedisBloom does.
+    let digest = key.get_mut::<TDigest>()?.ok_or(TDigestError::KeyMissing)?;
+    // A few values, the common call, are read onto the stack: no allocation per call.
+    let count = call.argc() - 2;
+    let mut few = [0.0; FEW_VALUES];
+    let mut many = Vec::new();
+    let values: &mut [f64] = if count <= FEW_VALUES {
+        &mut few[..count]
+    } else {
+        many.try_reserve_exact(count).map_err(|_| TDigestError::AllocationFailed)?;
+        many.resize(count, 0.0);
+        &mut many
+    };
+    for (slot, text) in values.iter_mut().zip(call.args_from(2)) {
         let value = parse::double(text).ok_or(TDigestError::BadValue)?;
         if !value.is_finite() {
             return Err(TDigestError::ValueNotFinite.into());
         }
-        values.push(value);
+        *slot = value;
     }
-    let digest = key.get_mut::<TDigest>()?.ok_or(TDigestError::KeyMissing)?;
+    let values = &*values;
     let before = metrics::Measured::footprint(&*digest);
-    digest.add(&values).map_err(|error| match error {
+    digest.add(values).map_err(|error| match error {
         AddError::NotFinite => TDigestError::ValueNotFinite,
         AddError::Overflow => TDigestError::Overflow,
         AddError::OutOfMemory => TDigestError::AllocationFailed,
     })?;
-    digest.compress();
     metrics::changed(before, &*digest);
     METRICS.count_adds(values.len());
     call.replicate_verbatim();
@@ -124,15 +132,15 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         sources.push(key.get::<TDigest>()?.ok_or(TDigestError::KeyMissing)?);
     }
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
-    let mut merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(
-        |error| match error {
-            MergeError::Invalid => TDigestError::CompressionNotPositive,
-            MergeError::TooLarge | MergeError::OutOfMemory => TDigestError::MergeAllocationFailed,
-            MergeError::Overflow => TDigestError::Overflow,
-        },
-    )?;
+    let merged =
+        TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(
+            |error| match error {
+                MergeError::Invalid => TDigestError::CompressionNotPositive,
+                MergeError::TooLarge | MergeError::OutOfMemory => TDigestError::MergeAllocationFailed,
+                MergeError::Overflow => TDigestError::Overflow,
+            },
+        )?;
     drop(sources);
-    merged.compress();
     destination.store(merged)?;
     call.replicate_verbatim();
     call.notify(c"tdigest.merge");

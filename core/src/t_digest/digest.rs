@@ -1,12 +1,12 @@
 //! The digest and its writes: creation, TDIGEST.ADD, TDIGEST.RESET, TDIGEST.MERGE, and the
 //! compression they run when the node array fills, each as RedisBloom 2.8.2's `td_*` functions
-//! do it.
+//! do it; and the compressed view every read answers from.
 
-use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::f64::consts::PI;
 
 use super::centroid::Centroid;
-use super::sort::sort_after;
+use super::nodes::{room_for, Nodes};
 use crate::bytes::AllocationFailed;
 
 /// The compression TDIGEST.CREATE gives a digest when none is asked for.
@@ -46,7 +46,8 @@ pub enum AddError {
     /// The observations would pass `i64::MAX`, or the node array stayed full after a
     /// compression (RedisBloom: "overflow detected").
     Overflow,
-    /// The add had to run on a copy (see [`TDigest::add`]) and there was no memory for it.
+    /// The node array had to grow, or the add to run on a copy (see [`TDigest::add`]), and
+    /// there was no memory for it.
     OutOfMemory,
 }
 
@@ -78,64 +79,72 @@ impl From<SizeError> for MergeError {
 pub(super) enum AddNodeError {
     Overflow,
     Full,
+    OutOfMemory,
 }
 
-/// TDIGEST.INFO's fields, of the digest as stored. RedisBloom's INFO reports its digest as
-/// the reads before it left it (they compress the buffer); this one's reads leave the buffer.
+/// TDIGEST.INFO's fields, of the digest as a read sees it: the view's centroids (RedisBloom's
+/// INFO after a read), the compressions of the stored digest, and the memory of its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TDigestInfo {
     /// `Compression`.
     pub compression: u64,
     /// `Capacity`: nodes, `6 * compression + 10`.
     pub capacity: usize,
-    /// `Merged nodes`: centroids.
+    /// `Merged nodes`: the view's centroids.
     pub merged_nodes: usize,
-    /// `Unmerged nodes`: values buffered since the last compression.
+    /// `Unmerged nodes`: none, but for a digest of one observation or less, which RedisBloom
+    /// never merges.
     pub unmerged_nodes: usize,
-    /// `Merged weight`: observations in the centroids.
+    /// `Merged weight`: observations in the view's centroids.
     pub merged_weight: i64,
-    /// `Unmerged weight`: observations in the buffer.
+    /// `Unmerged weight`: observations outside them (one observation or less).
     pub unmerged_weight: i64,
     /// `Observations`: both weights.
     pub observations: i64,
-    /// `Total compressions`, since creation or the last RESET.
+    /// `Total compressions` of the stored digest (when its node array filled, and in a
+    /// merge), since creation or the last RESET; reads compress nothing.
     pub total_compressions: i64,
-    /// `Memory usage`, RedisBloom's figure: 16 bytes a node, and 8.
+    /// `Memory usage`: 16 bytes a node of the array's room, and 8.
     pub memory_usage: usize,
 }
 
-/// A t-digest of RedisBloom 2.8.2's kind: a fixed array of `6 * compression + 10` nodes,
-/// merged centroids (sorted by mean) in front and values buffered since the last
-/// compression behind them. A compression sorts the whole array and merges neighbours while
-/// the merged weight stays within the scale function's bound at both ends.
+/// A t-digest of RedisBloom 2.8.2's kind: an array of up to `6 * compression + 10` nodes,
+/// centroids and the values buffered since the last compression alike, compressed when it is
+/// full: sorted, and neighbours merged while the merged weight stays within the scale
+/// function's bound at both ends.
+///
+/// The stored digest is the set of nodes and the totals, nothing else: reads answer from its
+/// compression (the view, kept until the next write), and a save writes the set, so that the
+/// digest a record loads as is the one saved, and a compression of it the same.
 pub struct TDigest {
     pub(super) compression: u64,
     pub(super) capacity: usize,
     /// Of every value ever added (RedisBloom's `DBL_MAX` and `-DBL_MAX` when none was).
     pub(super) min: f64,
     pub(super) max: f64,
-    /// The merged centroids, then the buffer. Never longer than `capacity`, for which room is
-    /// reserved when the digest is made, so that a push never allocates.
+    /// Never more than `capacity`.
+    pub(super) nodes: Nodes,
+    /// Every node's weight (but for a RedisBloom record's lost value), within i64.
+    pub(super) observations: i64,
+    pub(super) total_compressions: i64,
+    /// The compressed digest reads answer from, made by the first read after a write. Not
+    /// counted in the digest's memory: it is not part of the value (a replica, never read,
+    /// holds none), and it is at most as large as the nodes.
+    view: OnceCell<View>,
+}
+
+/// The digest as RedisBloom holds it after `td_compress`: what a read answers from, and what
+/// a merge takes from a source.
+pub(super) struct View {
+    /// Merged centroids first, then whatever stayed out of them (when the digest holds one
+    /// observation or less, RedisBloom sorts the array and merges nothing).
     pub(super) nodes: Vec<Centroid>,
     pub(super) merged_nodes: usize,
     pub(super) merged_weight: i64,
     pub(super) unmerged_weight: i64,
-    pub(super) total_compressions: i64,
 }
 
-/// The digest as RedisBloom holds it after `td_compress`: what its reads answer from, what
-/// its save writes, and what its merge takes from a source.
-pub(super) struct Compressed<'a> {
-    /// Merged centroids first, then whatever stayed in the buffer (when the digest holds one
-    /// observation or less, RedisBloom sorts the array and merges nothing).
-    pub(super) nodes: Cow<'a, [Centroid]>,
-    pub(super) merged_nodes: usize,
-    pub(super) merged_weight: i64,
-    pub(super) unmerged_weight: i64,
-    pub(super) total_compressions: i64,
-}
-
-impl Compressed<'_> {
+impl View {
     pub(super) fn merged(&self) -> &[Centroid] {
         self.nodes.get(..self.merged_nodes).unwrap_or_default()
     }
@@ -149,9 +158,9 @@ pub(super) fn capacity_for(compression: u64) -> Option<usize> {
     usize::try_from(compression * CAPACITY_FACTOR + CAPACITY_OFFSET).ok()
 }
 
-/// RedisBloom's `Memory usage` and MEMORY USAGE for a capacity.
-pub(super) fn memory_for(capacity: usize) -> usize {
-    capacity.saturating_mul(NODE_BYTES).saturating_add(HEADER_BYTES)
+/// `Memory usage` and MEMORY USAGE for room for `nodes`.
+pub(super) fn memory_for(nodes: usize) -> usize {
+    nodes.saturating_mul(NODE_BYTES).saturating_add(HEADER_BYTES)
 }
 
 /// An empty vector with room for `len` elements, or an error instead of an abort.
@@ -162,8 +171,8 @@ pub(super) fn try_vec<T>(len: usize) -> Result<Vec<T>, AllocationFailed> {
 }
 
 impl TDigest {
-    /// An empty digest (TDIGEST.CREATE), its nodes allocated at once as RedisBloom's are, if
-    /// they fit `max_bytes`.
+    /// An empty digest (TDIGEST.CREATE), if its full node array would fit `max_bytes`. Nothing
+    /// is allocated yet: the array grows as values come.
     pub fn new(compression: u64, max_bytes: usize) -> Result<TDigest, SizeError> {
         if compression == 0 {
             return Err(SizeError::Invalid);
@@ -172,36 +181,39 @@ impl TDigest {
         if memory_for(capacity) > max_bytes {
             return Err(SizeError::TooLarge);
         }
-        let nodes = try_vec(capacity).map_err(|_| SizeError::OutOfMemory)?;
-        let mut digest = TDigest {
-            compression,
-            capacity,
-            min: 0.0,
-            max: 0.0,
-            nodes,
-            merged_nodes: 0,
-            merged_weight: 0,
-            unmerged_weight: 0,
-            total_compressions: 0,
-        };
-        digest.reset();
-        Ok(digest)
+        Ok(TDigest::from_parts(compression, capacity, f64::MAX, -f64::MAX, Nodes::new(), 0, 0))
     }
 
-    /// Empties the digest (TDIGEST.RESET); the compression and capacity stay.
+    pub(super) fn from_parts(
+        compression: u64,
+        capacity: usize,
+        min: f64,
+        max: f64,
+        nodes: Nodes,
+        observations: i64,
+        total_compressions: i64,
+    ) -> TDigest {
+        TDigest {
+            compression,
+            capacity,
+            min,
+            max,
+            nodes,
+            observations,
+            total_compressions,
+            view: OnceCell::new(),
+        }
+    }
+
+    /// Empties the digest (TDIGEST.RESET); the compression and capacity stay, the node array
+    /// goes.
     pub fn reset(&mut self) {
-        self.min = f64::MAX;
-        self.max = -f64::MAX;
-        self.nodes.clear();
-        self.merged_nodes = 0;
-        self.merged_weight = 0;
-        self.unmerged_weight = 0;
-        self.total_compressions = 0;
+        *self = TDigest::from_parts(self.compression, self.capacity, f64::MAX, -f64::MAX, Nodes::new(), 0, 0);
     }
 
     /// Adds each value once (TDIGEST.ADD), in order, compressing whenever the node array
-    /// fills, as RedisBloom does; or, when a value is not finite or the observations would
-    /// overflow, changes nothing.
+    /// fills, as RedisBloom does; or, when a value is not finite, the observations would
+    /// overflow, or there is no memory, changes nothing.
     ///
     /// RedisBloom can also fail in the middle, with the values before kept: when a
     /// compression leaves the array full. No digest it or this crate builds gets there, but a
@@ -212,9 +224,12 @@ impl TDigest {
             return Err(AddError::NotFinite);
         }
         let count = i64::try_from(values.len()).map_err(|_| AddError::Overflow)?;
-        self.observations().checked_add(count).ok_or(AddError::Overflow)?;
-        if self.nodes.len() + values.len() < self.capacity {
-            // Every value lands in the buffer without a compression: nothing can fail.
+        self.observations.checked_add(count).ok_or(AddError::Overflow)?;
+        let len = self.nodes.len() + values.len();
+        if len < self.capacity {
+            // Every value lands in the array without a compression, in room made first:
+            // nothing can fail after this.
+            self.nodes.reserve_for(len, self.capacity).map_err(|_| AddError::OutOfMemory)?;
             return self.add_all(values);
         }
         let mut copy = self.try_copy().map_err(|_| AddError::OutOfMemory)?;
@@ -225,16 +240,19 @@ impl TDigest {
 
     fn add_all(&mut self, values: &[f64]) -> Result<(), AddError> {
         for &value in values {
-            self.add_node(value, 1).map_err(|_| AddError::Overflow)?;
+            self.add_node(value, 1).map_err(|error| match error {
+                AddNodeError::OutOfMemory => AddError::OutOfMemory,
+                AddNodeError::Overflow | AddNodeError::Full => AddError::Overflow,
+            })?;
         }
         Ok(())
     }
 
     /// Merges digests into a new one (TDIGEST.MERGE): `destination`, when it exists and
     /// `OVERRIDE` was not given, then each source in turn, each as RedisBloom's `td_merge`
-    /// does: the digest so far is compressed, then every centroid of the compressed source
-    /// is added as one weighted node. A source listed twice (or the destination listed as a
-    /// source) is merged twice, as in RedisBloom.
+    /// does: the digest so far is compressed, then every node of the source's view is added
+    /// as one weighted node. A source listed twice (or the destination listed as a source) is
+    /// merged twice, as in RedisBloom.
     ///
     /// `compression` is `COMPRESSION`'s; without it, RedisBloom takes the destination's when
     /// it is merged, else the largest of the sources'.
@@ -250,17 +268,25 @@ impl TDigest {
             .or(destination.map(|digest| digest.compression))
             .unwrap_or_else(|| sources.iter().map(|source| source.compression).max().unwrap_or(0));
         let mut merged = TDigest::new(compression, max_bytes)?;
+        // RedisBloom's `td_compress` does nothing when nothing was added since the last one.
+        let mut added = false;
         for source in destination.into_iter().chain(sources.iter().copied()) {
-            merged.compress();
-            let source = source.compressed().map_err(|_| MergeError::OutOfMemory)?;
-            for node in source.nodes.iter() {
-                merged.add_node(node.mean, node.weight).map_err(|_| MergeError::Overflow)?;
+            if added {
+                merged.compress();
+            }
+            let view = source.view().map_err(|_| MergeError::OutOfMemory)?;
+            for node in &view.nodes {
+                merged.add_node(node.mean, node.weight).map_err(|error| match error {
+                    AddNodeError::OutOfMemory => MergeError::OutOfMemory,
+                    AddNodeError::Overflow | AddNodeError::Full => MergeError::Overflow,
+                })?;
+                added = true;
             }
         }
         Ok(merged)
     }
 
-    /// RedisBloom's `td_add`: compress when the array is one short of full, then buffer the
+    /// RedisBloom's `td_add`: compress when the array is one short of full, then add the
     /// node.
     pub(super) fn add_node(&mut self, mean: f64, weight: i64) -> Result<(), AddNodeError> {
         if self.nodes.len() + 1 >= self.capacity {
@@ -269,83 +295,64 @@ impl TDigest {
         if self.nodes.len() >= self.capacity {
             return Err(AddNodeError::Full);
         }
-        let unmerged_weight = self.unmerged_weight.checked_add(weight).ok_or(AddNodeError::Overflow)?;
-        unmerged_weight.checked_add(self.merged_weight).ok_or(AddNodeError::Overflow)?;
+        let observations = self.observations.checked_add(weight).ok_or(AddNodeError::Overflow)?;
+        self.nodes.push(Centroid { mean, weight }, self.capacity).map_err(|_| AddNodeError::OutOfMemory)?;
+        self.view.take();
         if mean < self.min {
             self.min = mean;
         }
         if mean > self.max {
             self.max = mean;
         }
-        self.nodes.push(Centroid { mean, weight });
-        self.unmerged_weight = unmerged_weight;
+        self.observations = observations;
         Ok(())
     }
 
-    /// Merges the buffer into the centroids, as RedisBloom's queries, saves and merges do to
-    /// the digest they read. Nothing in this crate compresses but writes; this is for a
-    /// caller that wants the stored digest to be what RedisBloom's would be after a read.
+    /// Merges the nodes into centroids, as RedisBloom's `td_compress` does when its array
+    /// fills: a write, which every digest holding the same nodes does alike. Reads never run
+    /// it; a caller may, to hold the digest RedisBloom holds after a read.
     pub fn compress(&mut self) {
-        if self.nodes.len() == self.merged_nodes {
+        if self.nodes.len() == 0 {
             return;
         }
-        let total = self.merged_weight as f64 + self.unmerged_weight as f64;
-        if let Some((merged_nodes, merged_weight)) =
-            compress_nodes(&mut self.nodes, self.merged_nodes, total, self.compression)
-        {
-            self.nodes.truncate(merged_nodes);
-            self.merged_nodes = merged_nodes;
-            self.merged_weight = merged_weight;
-            self.unmerged_weight = 0;
+        self.view.take();
+        let nodes = self.nodes.sorted_mut();
+        if merge_neighbours(nodes, self.observations, self.compression).is_some() {
             self.total_compressions = self.total_compressions.saturating_add(1);
         }
+        self.nodes.fit(self.capacity);
     }
 
-    /// The digest compressed, in a copy when the buffer holds anything.
-    pub(super) fn compressed(&self) -> Result<Compressed<'_>, AllocationFailed> {
-        let same = Compressed {
-            nodes: Cow::Borrowed(&self.nodes),
-            merged_nodes: self.merged_nodes,
-            merged_weight: self.merged_weight,
-            unmerged_weight: self.unmerged_weight,
-            total_compressions: self.total_compressions,
-        };
-        if self.nodes.len() == self.merged_nodes {
-            return Ok(same);
+    /// The digest compressed, as every read sees it: made from the nodes on the first read
+    /// after a write, then kept.
+    pub(super) fn view(&self) -> Result<&View, AllocationFailed> {
+        if let Some(view) = self.view.get() {
+            return Ok(view);
         }
-        let mut nodes = try_vec(self.nodes.len())?;
-        nodes.extend_from_slice(&self.nodes);
-        let total = self.merged_weight as f64 + self.unmerged_weight as f64;
-        Ok(match compress_nodes(&mut nodes, self.merged_nodes, total, self.compression) {
-            Some((merged_nodes, merged_weight)) => {
-                nodes.truncate(merged_nodes);
-                Compressed {
-                    nodes: Cow::Owned(nodes),
-                    merged_nodes,
-                    merged_weight,
-                    unmerged_weight: 0,
-                    total_compressions: self.total_compressions.saturating_add(1),
-                }
+        let sorted = self.nodes.sorted();
+        let mut nodes = try_vec(sorted.len())?;
+        nodes.extend_from_slice(&sorted);
+        drop(sorted);
+        let view = match merge_neighbours(&mut nodes, self.observations, self.compression) {
+            Some(merged_weight) => {
+                View { merged_nodes: nodes.len(), merged_weight, unmerged_weight: 0, nodes }
             }
-            None => Compressed { nodes: Cow::Owned(nodes), ..same },
-        })
+            None => View { nodes, merged_nodes: 0, merged_weight: 0, unmerged_weight: self.observations },
+        };
+        Ok(self.view.get_or_init(|| view))
     }
 
-    /// A copy, with the same room for nodes.
+    /// A copy, with the schedule's room for its nodes.
     pub(super) fn try_copy(&self) -> Result<TDigest, AllocationFailed> {
-        let mut nodes = try_vec(self.capacity)?;
-        nodes.extend_from_slice(&self.nodes);
-        Ok(TDigest {
-            nodes,
-            compression: self.compression,
-            capacity: self.capacity,
-            min: self.min,
-            max: self.max,
-            merged_nodes: self.merged_nodes,
-            merged_weight: self.merged_weight,
-            unmerged_weight: self.unmerged_weight,
-            total_compressions: self.total_compressions,
-        })
+        Ok(TDigest::from_parts(
+            self.compression,
+            self.capacity,
+            self.min,
+            self.max,
+            self.nodes.try_copy(self.capacity)?,
+            self.observations,
+            self.total_compressions,
+        ))
     }
 
     /// The compression it was created with.
@@ -355,13 +362,12 @@ impl TDigest {
 
     /// Observations added (RedisBloom's `td_size`).
     pub fn observations(&self) -> i64 {
-        // Adds and merges keep the sum within i64; a loaded record is checked for it.
-        self.merged_weight.saturating_add(self.unmerged_weight)
+        self.observations
     }
 
     /// The smallest value added (TDIGEST.MIN), NaN when there is none.
     pub fn min(&self) -> f64 {
-        if self.observations() > 0 {
+        if self.observations > 0 {
             self.min
         } else {
             f64::NAN
@@ -370,47 +376,55 @@ impl TDigest {
 
     /// The largest value added (TDIGEST.MAX), NaN when there is none.
     pub fn max(&self) -> f64 {
-        if self.observations() > 0 {
+        if self.observations > 0 {
             self.max
         } else {
             f64::NAN
         }
     }
 
-    /// TDIGEST.INFO's fields.
-    pub fn info(&self) -> TDigestInfo {
-        TDigestInfo {
+    /// The bytes of the node array: its room on the schedule, a function of its length, so
+    /// that master, replica and a restart report the same.
+    pub(super) fn node_bytes(&self) -> usize {
+        memory_for(room_for(self.nodes.len(), self.capacity))
+    }
+
+    /// TDIGEST.INFO's fields; the view's, which a read may have to make first.
+    pub fn info(&self) -> Result<TDigestInfo, AllocationFailed> {
+        let view = self.view()?;
+        Ok(TDigestInfo {
             compression: self.compression,
             capacity: self.capacity,
-            merged_nodes: self.merged_nodes,
-            unmerged_nodes: self.nodes.len() - self.merged_nodes,
-            merged_weight: self.merged_weight,
-            unmerged_weight: self.unmerged_weight,
-            observations: self.observations(),
+            merged_nodes: view.merged_nodes,
+            unmerged_nodes: view.nodes.len() - view.merged_nodes,
+            merged_weight: view.merged_weight,
+            unmerged_weight: view.unmerged_weight,
+            observations: self.observations,
             total_compressions: self.total_compressions,
-            memory_usage: memory_for(self.capacity),
-        }
+            memory_usage: self.node_bytes(),
+        })
     }
 }
 
 impl std::fmt::Debug for TDigest {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("TDigest").field("info", &self.info()).finish_non_exhaustive()
+        formatter
+            .debug_struct("TDigest")
+            .field("compression", &self.compression)
+            .field("nodes", &self.nodes.len())
+            .field("observations", &self.observations)
+            .field("total_compressions", &self.total_compressions)
+            .finish_non_exhaustive()
     }
 }
 
-/// RedisBloom's `td_compress` on a node array holding `total` observations: sorts it, then,
-/// unless `total` is 1 or less (where RedisBloom stops after the sort), merges neighbours and
-/// answers how many centroids that left and their weight.
-fn compress_nodes(
-    nodes: &mut [Centroid],
-    merged: usize,
-    total: f64,
-    compression: u64,
-) -> Option<(usize, i64)> {
-    sort_after(nodes, merged);
+/// RedisBloom's `td_compress` after its sort, on sorted nodes holding `total` observations:
+/// unless `total` is 1 or less (where RedisBloom stops after the sort), merges neighbours,
+/// leaves the centroids, and answers their weight.
+fn merge_neighbours(nodes: &mut Vec<Centroid>, total: i64, compression: u64) -> Option<i64> {
     // RedisBloom also checks here for weights that overflow a double, which i64 weights
     // cannot, and for an infinite normalizer, which a total above 1 rules out.
+    let total = total as f64;
     if total <= 1.0 {
         return None;
     }
@@ -433,11 +447,11 @@ fn compress_nodes(
             nodes[current] = node;
         }
     }
+    nodes.truncate(current + 1);
     // `total` is a double, exact to 2^53 only; the centroids' own sum keeps the record whole
     // past it (a save must load back).
-    let centroids_weight =
-        nodes.iter().take(current + 1).fold(0i64, |sum, node| sum.saturating_add(node.weight));
-    Some((current + 1, (total as i64).max(centroids_weight)))
+    let centroids_weight = nodes.iter().fold(0i64, |sum, node| sum.saturating_add(node.weight));
+    Some((total as i64).max(centroids_weight))
 }
 
 /// The mean of `into` once `node` is merged into it, `weight` the two weights' sum:

@@ -5,6 +5,13 @@
 //! weights, as doubles. RedisBloom compresses before it saves, so the buffer is not written:
 //! only its count and weight, which its loader keeps beside zeroed nodes.
 //!
+//! This module saves every node it holds, centroids and buffered values alike, sorted, as
+//! merged centroids (no buffer, the merged weight all the observations): the set of nodes, which
+//! is the whole of the digest, so that it loads back as the digest saved. RedisBloom loads the
+//! same record as a valid digest of more centroids than a compression would leave; it answers
+//! from them as they are until its next add, whose read compresses them all as this module's
+//! reads do.
+//!
 //! RedisBloom 2.8 checks nothing it loads (it trusts the capacity and the node counts to
 //! index its arrays); this checks every field before it allocates or trusts it:
 //!
@@ -18,7 +25,8 @@
 //! [`MAX_COMPRESSION`]: super::MAX_COMPRESSION
 
 use super::centroid::Centroid;
-use super::digest::{capacity_for, memory_for, try_vec, TDigest, MAX_COMPRESSION};
+use super::digest::{capacity_for, memory_for, TDigest, MAX_COMPRESSION};
+use super::nodes::Nodes;
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 
 /// 2^63: weights and counts are below it.
@@ -74,18 +82,25 @@ impl Persistent for TDigest {
         if unmerged_nodes == 0 && unmerged_weight > 0 {
             return Err(DecodeError::Malformed("an unmerged weight without unmerged nodes"));
         }
-        let mut nodes = try_vec(capacity).map_err(|_| DecodeError::OutOfMemory)?;
+        // Room for the nodes there are, on the schedule (not the capacity): one node more for
+        // RedisBloom's lost observation below.
+        let mut nodes = Nodes::with_room_for(merged_nodes + unmerged_nodes, capacity)
+            .map_err(|_| DecodeError::OutOfMemory)?;
+        let mut means = Vec::new();
+        means.try_reserve_exact(merged_nodes).map_err(|_| DecodeError::OutOfMemory)?;
         for _ in 0..merged_nodes {
             let mean = source.double()?;
             if !mean.is_finite() {
                 return Err(DecodeError::Malformed("a centroid's mean that is not finite"));
             }
-            nodes.push(Centroid { mean, weight: 0 });
+            means.push(mean);
         }
         let mut centroids_weight: i64 = 0;
-        for node in &mut nodes {
-            node.weight = weight(source.double()?)?;
-            centroids_weight = centroids_weight.saturating_add(node.weight);
+        for mean in means {
+            let weight = weight(source.double()?)?;
+            centroids_weight = centroids_weight.saturating_add(weight);
+            // Room for every node was made above.
+            nodes.push(Centroid { mean, weight }, capacity).map_err(|_| DecodeError::OutOfMemory)?;
         }
         // Weights are saved as doubles, exact to 2^53 only: past it, each is rounded, and the
         // centroids' sum may pass the merged weight by the roundings, which is no corruption.
@@ -93,70 +108,42 @@ impl Persistent for TDigest {
         if centroids_weight.saturating_sub(merged_weight) > rounding {
             return Err(DecodeError::Malformed("centroids weighing more than the merged weight"));
         }
-        if unmerged_nodes == 1 && unmerged_weight == 1 && min == max {
+        let lost = if unmerged_nodes == 1 && unmerged_weight == 1 && min == max {
             // RedisBloom saves a single observation as a count and a weight, and loads it as a
             // node of mean 0 and weight 0: the value is lost there. The bounds still hold it.
-            nodes.push(Centroid { mean: min, weight: 1 });
+            Centroid { mean: min, weight: 1 }
         } else {
-            nodes.resize(merged_nodes + unmerged_nodes, Centroid { mean: 0.0, weight: 0 });
+            Centroid { mean: 0.0, weight: 0 }
+        };
+        for _ in 0..unmerged_nodes {
+            nodes.push(lost, capacity).map_err(|_| DecodeError::OutOfMemory)?;
         }
-        Ok(TDigest {
-            compression,
-            capacity,
-            min,
-            max,
-            nodes,
-            merged_nodes,
-            merged_weight,
-            unmerged_weight,
-            total_compressions,
-        })
+        Ok(TDigest::from_parts(compression, capacity, min, max, nodes, observations, total_compressions))
     }
 
-    /// RedisBloom compresses the digest before it saves; this saves the digest compressed
-    /// and leaves the stored one as it is, so that a save is a read.
-    ///
-    /// A compressed copy needs memory; without it, every node is written as a merged one,
-    /// sorted or not. Nothing is lost, and the next add's compression, which sorts the whole
-    /// array, puts the answers right; until then they come from unsorted centroids.
+    /// Every node, sorted (in place: the order is not part of the digest, and a save has no
+    /// memory of its own to count on), as merged centroids of all the observations.
     fn save_rdb(&self, sink: &mut impl RdbSink) {
-        let (nodes, merged_nodes, merged_weight, unmerged_weight, total_compressions) =
-            match self.compressed() {
-                Ok(digest) => (
-                    digest.nodes,
-                    digest.merged_nodes,
-                    digest.merged_weight,
-                    digest.unmerged_weight,
-                    digest.total_compressions,
-                ),
-                Err(_) => (
-                    std::borrow::Cow::Borrowed(self.nodes.as_slice()),
-                    self.nodes.len(),
-                    self.observations(),
-                    0,
-                    self.total_compressions,
-                ),
-            };
-        let merged = nodes.get(..merged_nodes).unwrap_or_default();
+        let nodes = self.nodes.sorted();
         sink.double(self.compression as f64);
         sink.double(self.min);
         sink.double(self.max);
         sink.signed(self.capacity as i64);
-        sink.signed(merged_nodes as i64);
-        sink.signed((nodes.len() - merged_nodes) as i64);
-        sink.signed(total_compressions);
-        sink.double(merged_weight as f64);
-        sink.double(unmerged_weight as f64);
-        for node in merged {
+        sink.signed(nodes.len() as i64);
+        sink.signed(0);
+        sink.signed(self.total_compressions);
+        sink.double(self.observations as f64);
+        sink.double(0.0);
+        for node in nodes.iter() {
             sink.double(node.mean);
         }
-        for node in merged {
+        for node in nodes.iter() {
             sink.double(node.weight as f64);
         }
     }
 
     fn memory_bytes(&self) -> usize {
-        memory_for(self.capacity)
+        self.node_bytes()
     }
 
     fn try_clone(&self) -> Option<Self> {

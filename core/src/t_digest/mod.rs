@@ -1,25 +1,33 @@
 //! The t-digest (TDIGEST.*), RedisBloom 2.8.2's merging t-digest, answer for answer: the same
-//! node array (merged centroids in front, a buffer of unmerged ones behind, compressed when the
-//! array is full), the same sort and merge of the buffer, the same scale function, the same
-//! interpolation in every query, and the same RDB record. Nothing here knows about Redis.
+//! node array (centroids and a buffer of values, compressed when the array is full), the same
+//! merge of sorted nodes, the same scale function, the same interpolation in every query, and
+//! RedisBloom's RDB record format. Nothing here knows about Redis.
 //!
-//! Two deliberate differences from RedisBloom:
+//! Deliberate differences from RedisBloom:
 //!
 //! - Reads change nothing. RedisBloom's queries (and its RDB save, and TDIGEST.MERGE on its
 //!   sources) compress the buffer into the merged centroids of the stored digest, so that the
 //!   same writes give different digests on a server that was read and on one that was not.
-//!   Here a query computes on a compressed copy when the buffer is not empty, which is exactly
-//!   the digest RedisBloom would have answered from; the stored digest changes only on writes.
+//!   Here a query answers from a compression of every node (the view, kept until the next
+//!   write), exactly the digest RedisBloom answers from when nothing read it since its last
+//!   compression; the stored digest changes only on writes.
+//! - The stored digest is its set of nodes. RedisBloom's record has no room for buffered
+//!   values, so this module saves every node as a centroid and sorts by a total order
+//!   (`nodes::canonical`), under which a compression depends only on which nodes there are:
+//!   a digest loaded from its record, on a replica or after a restart, compresses and answers
+//!   as the one saved. Where RedisBloom's quicksort orders equal means of different weights
+//!   otherwise, answers differ within the t-digest's accuracy.
+//! - The node array grows as it fills (fallibly), rather than being allocated whole.
 //! - Values stay finite. RedisBloom accepts any finite value, and then overflows: merging
 //!   `1e308` into a centroid at `-1e308` makes an infinite mean, the next merge a NaN, and
 //!   from then on quantiles answer NaN. Here the arithmetic that would overflow is redone in
 //!   a form that cannot (weighted means as convex combinations, queries on values scaled by a
 //!   power of two), so answers are RedisBloom's to the bit whenever RedisBloom's are finite.
 //!
-//! - `sort`: RedisBloom's quicksort, whose order among equal means decides which centroids
-//!   merge.
-//! - `digest`: the digest, its writes (ADD, RESET, MERGE) and its compression ([`TDigest`]).
-//! - `reads`: every query, on the merged centroids.
+//! - `nodes`: the node array, its order and its growth.
+//! - `digest`: the digest, its writes (ADD, RESET, MERGE), its compression and its view
+//!   ([`TDigest`]).
+//! - `reads`: every query, on the view's centroids.
 //! - `encoding`: the RDB record (the [`Persistent`] impl).
 //!
 //! [`Persistent`]: crate::decode::Persistent
@@ -27,8 +35,8 @@
 mod centroid;
 mod digest;
 mod encoding;
+mod nodes;
 mod reads;
-mod sort;
 #[cfg(test)]
 mod tests;
 

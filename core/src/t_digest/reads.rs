@@ -1,5 +1,5 @@
 //! Every query, on the digest as RedisBloom 2.8.2 would answer it: on the merged centroids of
-//! the compressed digest (a copy, when the buffer holds anything), with `td_cdf`'s,
+//! the compressed digest (its view, made by the first read after a write), with `td_cdf`'s,
 //! `td_quantiles`' and `td_trimmed_mean`'s interpolation and the command file's sentinels and
 //! roundings.
 //!
@@ -11,7 +11,7 @@
 //! observations).
 
 use super::centroid::Centroid;
-use super::digest::{try_vec, Compressed, TDigest};
+use super::digest::{try_vec, TDigest, View};
 use crate::bytes::AllocationFailed;
 
 /// What the rank commands answer for an empty digest.
@@ -27,8 +27,8 @@ impl TDigest {
         if quantiles.is_empty() {
             return Ok(values);
         }
-        let digest = self.compressed()?;
-        let centroids = Centroids::new(self, &digest);
+        let digest = self.view()?;
+        let centroids = Centroids::new(self, digest);
         let mut rest = quantiles;
         while !rest.is_empty() {
             let run = 1 + rest.windows(2).take_while(|pair| pair[0] <= pair[1]).count();
@@ -48,8 +48,8 @@ impl TDigest {
         if values.is_empty() {
             return Ok(fractions);
         }
-        let digest = self.compressed()?;
-        let centroids = Centroids::new(self, &digest);
+        let digest = self.view()?;
+        let centroids = Centroids::new(self, digest);
         fractions.extend(values.iter().map(|&value| centroids.cdf(value)));
         Ok(fractions)
     }
@@ -75,8 +75,8 @@ impl TDigest {
             return Ok(ranks);
         }
         let size = self.observations() as f64;
-        let digest = self.compressed()?;
-        let centroids = Centroids::new(self, &digest);
+        let digest = self.view()?;
+        let centroids = Centroids::new(self, digest);
         ranks.extend(values.iter().map(|&value| {
             let rank = if size == 0.0 {
                 return EMPTY_RANK;
@@ -123,8 +123,8 @@ impl TDigest {
             return Ok(values);
         }
         let size = self.observations() as f64;
-        let digest = self.compressed()?;
-        let centroids = Centroids::new(self, &digest);
+        let digest = self.view()?;
+        let centroids = Centroids::new(self, digest);
         values.extend(ranks.iter().map(|&rank| {
             let rank = rank as f64;
             if size == 0.0 {
@@ -153,8 +153,8 @@ impl TDigest {
     /// (`TDIGEST.TRIMMED_MEAN`), both in `[0, 1]` as the command checks (else NaN): NaN when
     /// empty or a single observation.
     pub fn trimmed_mean(&self, low: f64, high: f64) -> Result<f64, AllocationFailed> {
-        let digest = self.compressed()?;
-        Ok(Centroids::new(self, &digest).trimmed_mean(low, high))
+        let digest = self.view()?;
+        Ok(Centroids::new(self, digest).trimmed_mean(low, high))
     }
 }
 
@@ -239,7 +239,7 @@ struct Walk {
 }
 
 impl<'a> Centroids<'a> {
-    fn new(digest: &TDigest, compressed: &'a Compressed<'_>) -> Centroids<'a> {
+    fn new(digest: &TDigest, compressed: &'a View) -> Centroids<'a> {
         let nodes = compressed.merged();
         let bounds = digest.min.abs().max(digest.max.abs());
         Centroids {

@@ -5,11 +5,24 @@ use super::*;
 
 #[test]
 fn sizes_are_redisblooms_and_the_budget_comes_first() {
-    let info = TDigest::new(DEFAULT_COMPRESSION, BUDGET).unwrap().info();
-    assert_eq!((info.compression, info.capacity, info.memory_usage), (100, 610, 9768));
-    let info = TDigest::new(1, BUDGET).unwrap().info();
-    assert_eq!((info.capacity, info.memory_usage), (16, 264));
-    assert_eq!(TDigest::new(1, BUDGET).unwrap().memory_bytes(), 264);
+    // The capacity is RedisBloom's; the memory is what the node array holds, which grows with
+    // the nodes (RedisBloom allocates the capacity whole: 9768 bytes for compression 100).
+    let info = TDigest::new(DEFAULT_COMPRESSION, BUDGET).unwrap().info().unwrap();
+    assert_eq!((info.compression, info.capacity, info.memory_usage), (100, 610, 8));
+    let info = TDigest::new(1, BUDGET).unwrap().info().unwrap();
+    assert_eq!((info.capacity, info.memory_usage), (16, 8));
+    assert_eq!(TDigest::new(1, BUDGET).unwrap().memory_bytes(), 8);
+    assert_eq!(digest(1, &[&[1.0, 2.0]]).memory_bytes(), 16 * 16 + 8);
+    assert_eq!(digest(100, &[&[1.0; 17]]).memory_bytes(), 32 * 16 + 8);
+    let full = digest(100, &[&vec![1.0; 5000]]);
+    assert!(full.memory_bytes() <= 610 * 16 + 8, "never beyond the capacity");
+    // A digest of a huge compression holding a hundred values takes kilobytes.
+    let values: Vec<f64> = (0..100).map(f64::from).collect();
+    let huge = digest(10_000_000, &[&values]);
+    assert_eq!(huge.info().unwrap().memory_usage, 128 * 16 + 8);
+    let mut reset = huge.try_clone().unwrap();
+    reset.reset();
+    assert_eq!(reset.memory_bytes(), 8, "RESET gives the array back");
     assert_eq!(TDigest::new(0, BUDGET).unwrap_err(), SizeError::Invalid);
     // RedisBloom keeps the capacity in an int: beyond it, its capacity wraps.
     assert_eq!(MAX_COMPRESSION * 6 + 10, 2_147_483_644);
@@ -28,7 +41,7 @@ fn an_add_that_fails_changes_nothing() {
         assert_eq!(digest.add(&[1.0, 2.0, bad]), Err(AddError::NotFinite));
     }
     assert_eq!(tokens(&digest), before);
-    assert_eq!(digest.info().observations, 1500);
+    assert_eq!(digest.info().unwrap().observations, 1500);
 
     // Observations at the edge of i64 (2^63 - 1024, the largest double below 2^63), as only
     // a record can hold them.
@@ -46,20 +59,21 @@ fn an_add_that_fails_changes_nothing() {
 
 #[test]
 fn a_full_node_array_fails_the_add_whole() {
-    // A record can claim every node merged, which no compression reduces (a weight that no
-    // merge takes): RedisBloom answers "overflow detected" after keeping what it added.
-    let means: Vec<String> = (0..16).map(|i| format!("d{:016x}", f64::from(i).to_bits())).collect();
-    let weights: Vec<String> = (0..16).map(|_| format!("d{:016x}", 1e15_f64.to_bits())).collect();
+    // A record can fill the node array with nodes no compression merges: of one observation or
+    // less in all, which RedisBloom's compression leaves as they are. The first value goes in,
+    // the second finds the array full: RedisBloom answers "overflow detected" after keeping the
+    // first.
+    let means: Vec<String> = (0..15).map(|i| format!("d{:016x}", f64::from(i).to_bits())).collect();
+    let weights: Vec<String> = (0..15).map(|_| format!("d{:016x}", 0.0_f64.to_bits())).collect();
     let mut full = load(&format!(
-        "d3ff0000000000000 d0000000000000000 d402e000000000000 s16 s16 s0 s0 d{:016x} d0000000000000000 {} {}",
-        1.6e16_f64.to_bits(),
+        "d3ff0000000000000 d0000000000000000 d402c000000000000 s16 s15 s0 s0 d0000000000000000 d0000000000000000 {} {}",
         means.join(" "),
         weights.join(" ")
     ))
     .unwrap();
-    let before = tokens(&full);
+    let before = (tokens(&full), full.info().unwrap());
     assert_eq!(full.add(&[1.0, 2.0]), Err(AddError::Overflow));
-    assert_eq!(tokens(&full), before);
+    assert_eq!((tokens(&full), full.info().unwrap()), before);
 }
 
 #[test]
@@ -91,7 +105,10 @@ fn a_redisbloom_record_loads_and_answers() {
          d3ff0000000000000 d4000000000000000 d4008000000000000 d3ff0000000000000 d3ff0000000000000 d3ff0000000000000",
     )
     .unwrap();
-    assert_eq!((digest.info().capacity, digest.info().merged_nodes, digest.observations()), (52, 3, 3));
+    assert_eq!(
+        (digest.info().unwrap().capacity, digest.info().unwrap().merged_nodes, digest.observations()),
+        (52, 3, 3)
+    );
     assert_same(&digest.quantiles(&[0.0, 0.5, 1.0]).unwrap(), &[1.0, 2.0, 3.0]);
     assert!(TDigest::load_rdb(1, &mut record(SPREAD_RECORD), BUDGET).is_err());
 }

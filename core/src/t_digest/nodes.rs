@@ -1,0 +1,161 @@
+//! The node array of a digest: every centroid and buffered value it holds, as a set. Its order
+//! is nobody's business: a compression and a save both sort it first, by a total order
+//! ([`canonical`]) in which nodes that compare equal are identical, so that what they produce
+//! depends on which nodes there are and never on the order they arrived in. That is what lets a
+//! digest keep values buffered between commands and still be, on a replica or after a restart,
+//! the very digest its master holds: the record lists the set, and the set is all that counts.
+//!
+//! The array grows as it fills, on a schedule that is a function of its length alone (powers
+//! of two from 16, up to the capacity), so that the memory a digest reports is the same
+//! wherever it was rebuilt from the same record; and every growth is fallible.
+
+use std::cell::{Cell, Ref, RefCell};
+use std::cmp::Ordering;
+
+use super::centroid::Centroid;
+use crate::bytes::AllocationFailed;
+
+/// The smallest array a digest holding anything allocates.
+const FIRST_ROOM: usize = 16;
+
+/// The order every sort of nodes uses: by mean (`total_cmp`, so `-0.0` before `0.0`), then by
+/// weight. Two nodes it calls equal are the same bits, so any sort gives one sequence.
+///
+/// RedisBloom sorts with a quicksort, whose order among equal means depends on where they
+/// were: a merged centroid at 5 and a buffered 5 may end either way round, and decide what
+/// merges into what. Its answers and these are the same whenever no two nodes of equal means
+/// and different weights meet.
+pub(super) fn canonical(a: &Centroid, b: &Centroid) -> Ordering {
+    a.mean.total_cmp(&b.mean).then(a.weight.cmp(&b.weight))
+}
+
+/// Nodes of room for `len`, as reported and as allocated: none when empty, else the power of
+/// two at or above `len`, at least 16, at most the capacity.
+pub(super) fn room_for(len: usize, capacity: usize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    len.max(FIRST_ROOM).checked_next_power_of_two().unwrap_or(usize::MAX).min(capacity.max(len))
+}
+
+/// The nodes. Reads take `&self` and still sort in place (the cell): the order is not part of
+/// the value, and a save needs the sorted order without memory of its own to copy into.
+pub(super) struct Nodes {
+    nodes: RefCell<Vec<Centroid>>,
+    /// Whether `nodes` is in [`canonical`] order.
+    sorted: Cell<bool>,
+}
+
+impl Nodes {
+    pub(super) fn new() -> Nodes {
+        Nodes { nodes: RefCell::new(Vec::new()), sorted: Cell::new(true) }
+    }
+
+    /// Empty nodes with the room the schedule gives `len` of them.
+    pub(super) fn with_room_for(len: usize, capacity: usize) -> Result<Nodes, AllocationFailed> {
+        let mut vec = Vec::new();
+        vec.try_reserve_exact(room_for(len, capacity)).map_err(|_| AllocationFailed)?;
+        Ok(Nodes { nodes: RefCell::new(vec), sorted: Cell::new(true) })
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.nodes.borrow().len()
+    }
+
+    /// Makes room for `len` nodes in all, on the schedule, so that pushes up to there cannot
+    /// fail.
+    pub(super) fn reserve_for(&mut self, len: usize, capacity: usize) -> Result<(), AllocationFailed> {
+        let nodes = self.nodes.get_mut();
+        if nodes.capacity() >= len {
+            return Ok(());
+        }
+        let room = room_for(len, capacity).max(len);
+        nodes.try_reserve_exact(room - nodes.len()).map_err(|_| AllocationFailed)
+    }
+
+    /// Adds a node, growing the array on the schedule when it is full.
+    pub(super) fn push(&mut self, node: Centroid, capacity: usize) -> Result<(), AllocationFailed> {
+        let len = self.len();
+        self.reserve_for(len + 1, capacity)?;
+        let nodes = self.nodes.get_mut();
+        // An ascending stream stays sorted, and its reads and saves sort nothing.
+        let in_order = nodes.last().is_none_or(|last| canonical(last, &node) != Ordering::Greater);
+        nodes.push(node);
+        self.sorted.set(self.sorted.get() && in_order);
+        Ok(())
+    }
+
+    /// The nodes in [`canonical`] order, sorted in place the first time.
+    pub(super) fn sorted(&self) -> Ref<'_, [Centroid]> {
+        if !self.sorted.get() {
+            // Nothing else borrows the nodes while a read or a save runs (one thread, no
+            // reentry); were it otherwise, the nodes would be read in the order they are in.
+            if let Ok(mut nodes) = self.nodes.try_borrow_mut() {
+                nodes.sort_unstable_by(canonical);
+                self.sorted.set(true);
+            }
+        }
+        Ref::map(self.nodes.borrow(), Vec::as_slice)
+    }
+
+    /// The nodes in [`canonical`] order, for a compression to merge and truncate: what it
+    /// leaves is sorted by mean, but equal means may no longer be in weight order, so the
+    /// next save sorts again.
+    pub(super) fn sorted_mut(&mut self) -> &mut Vec<Centroid> {
+        let nodes = self.nodes.get_mut();
+        if !self.sorted.get() {
+            nodes.sort_unstable_by(canonical);
+        }
+        self.sorted.set(false);
+        nodes
+    }
+
+    /// Gives back the room a compression freed, down to the schedule's for what is left, by
+    /// moving into a smaller array; when there is no memory for it, the larger one stays.
+    pub(super) fn fit(&mut self, capacity: usize) {
+        let nodes = self.nodes.get_mut();
+        let room = room_for(nodes.len(), capacity);
+        if nodes.capacity() <= room {
+            return;
+        }
+        let mut smaller = Vec::new();
+        if smaller.try_reserve_exact(room).is_ok() {
+            smaller.extend_from_slice(nodes);
+            *nodes = smaller;
+        }
+    }
+
+    /// A copy with the schedule's room for its length.
+    pub(super) fn try_copy(&self, capacity: usize) -> Result<Nodes, AllocationFailed> {
+        let nodes = self.nodes.borrow();
+        let mut copy = Nodes::with_room_for(nodes.len(), capacity)?;
+        copy.nodes.get_mut().extend_from_slice(&nodes);
+        copy.sorted.set(self.sorted.get());
+        Ok(copy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_room_follows_the_length() {
+        assert_eq!([0, 1, 16, 17, 600, 609].map(|len| room_for(len, 610)), [0, 16, 16, 32, 610, 610]);
+        assert_eq!(room_for(3, 16), 16);
+        assert_eq!(room_for(100, 60_000_010), 128);
+    }
+
+    #[test]
+    fn pushes_grow_the_array_on_the_schedule() {
+        let mut nodes = Nodes::new();
+        for i in 0..40 {
+            nodes.push(Centroid { mean: f64::from(40 - i), weight: 1 }, 610).unwrap();
+            assert_eq!(nodes.nodes.borrow().capacity(), room_for(i as usize + 1, 610));
+        }
+        assert!(nodes.sorted().windows(2).all(|pair| pair[0].mean < pair[1].mean));
+        nodes.sorted_mut().truncate(3);
+        nodes.fit(610);
+        assert_eq!(nodes.nodes.borrow().capacity(), 16);
+    }
+}
