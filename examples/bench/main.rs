@@ -3,12 +3,14 @@
 //! measured in one run on real redis-server processes; the module in both of its formats
 //! (its own, and RedisBloom's kept byte for byte); optionally against another module that
 //! serves BF.* (`--compare-module PATH`); and the sketches (CMS.*, TOPK.*, TDIGEST.*)
-//! against RedisBloom, interleaved in one run (`sketches`); and windowed filters against plain
+//! against RedisBloom, interleaved in one run (`sketches`), with the t-digest's accuracy
+//! against RedisBloom's on the same streams (`accuracy`); and windowed filters against plain
 //! ones of the same size (`window`).
 //!
 //! Server-side cost comes from INFO commandstats (`usec_per_call`), which the client's own speed
 //! does not distort; every figure is the median of several rounds.
 
+mod accuracy;
 #[path = "../../tests/it/harness.rs"]
 #[allow(dead_code)] // the bench uses only part of the tests' harness
 mod common;
@@ -124,6 +126,7 @@ fn main() {
             let _ = std::fs::create_dir_all(dir);
         }
         std::fs::write(&path, table).expect("writing the sketch table");
+        accuracy::report(&options.json);
         if options.sketches == Part::Only {
             return;
         }
