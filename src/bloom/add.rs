@@ -64,7 +64,12 @@ fn add_items(
     let added = match held_mut(&mut key)?.ok_or(CommandError::Internal)? {
         HeldMut::Plain(filter) => add_to(call, filter, first_item, replies, budget),
         HeldMut::Windowed(filter) => {
-            rotate_for_write(call, filter);
+            // A filter this call created starts at the clock's reading already: a second
+            // reading could fall in the next span and replicate a rotation ahead of the
+            // filter's creation, which the replica would then create a span earlier.
+            if created.is_none() {
+                rotate_for_write(call, filter);
+            }
             add_to(call, filter, first_item, replies, budget)
         }
     };

@@ -7,7 +7,7 @@ use redis_module::raw;
 
 /// This server's clock, in milliseconds since the epoch.
 pub fn now_ms() -> u64 {
-    // SAFETY: a plain read of the server's cached time.
+    // SAFETY: a plain read of the server's clock.
     let now = unsafe { raw::RedisModule_Milliseconds.map_or(0, |f| f()) };
     u64::try_from(now).unwrap_or(0)
 }
