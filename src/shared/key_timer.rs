@@ -200,9 +200,12 @@ extern "C" fn added(
 ) -> c_int {
     guarded("key timer event", (), || {
         // SAFETY: a live context and key for the callback; the key is closed before the
-        // callback returns, and opened without touching its access time.
+        // callback returns, and opened without touching its access time, nor (from Redis 7.2
+        // on, which has the flag) the keyspace hit count.
         let value_type = unsafe {
-            let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_OPEN_KEY_NOTOUCH) as c_int;
+            let supported = raw::RedisModule_GetOpenKeyModesAll.map_or(0, |modes| modes());
+            let no_effects = supported & raw::REDISMODULE_OPEN_KEY_NOEFFECTS as c_int;
+            let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_OPEN_KEY_NOTOUCH) as c_int | no_effects;
             let (Some(open), Some(type_of), Some(close)) =
                 (raw::RedisModule_OpenKey, raw::RedisModule_ModuleTypeGetType, raw::RedisModule_CloseKey)
             else {

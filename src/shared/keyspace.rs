@@ -31,55 +31,41 @@ impl Key {
     /// The value in the key: `Ok(None)` for a missing key, `Err(WrongType)` for a key of
     /// another type.
     pub fn get<V: StoredValue>(&self) -> Result<Option<&V>, CommandError> {
-        match self.typed_value()? {
-            None => Ok(None),
-            // SAFETY: see `typed_value`.
-            Some((value_type, value)) if holds::<V>(value_type) => Ok(Some(unsafe { &*value.cast::<V>() })),
-            Some(_) => Err(CommandError::WrongType),
-        }
+        let Some(found) = self.typed_value()? else { return Ok(None) };
+        let value = as_value::<V>(found).ok_or(CommandError::WrongType)?;
+        // SAFETY: see `typed_value`.
+        Ok(value.map(|value| unsafe { &*value }))
     }
 
     pub fn get_mut<V: StoredValue>(&mut self) -> Result<Option<&mut V>, CommandError> {
-        match self.typed_value()? {
-            None => Ok(None),
-            // SAFETY: see `typed_value`; `&mut self` keeps any other reference out.
-            Some((value_type, value)) if holds::<V>(value_type) => {
-                Ok(Some(unsafe { &mut *value.cast::<V>() }))
-            }
-            Some(_) => Err(CommandError::WrongType),
-        }
+        let Some(found) = self.typed_value()? else { return Ok(None) };
+        let value = as_value::<V>(found).ok_or(CommandError::WrongType)?;
+        // SAFETY: see `typed_value`; `&mut self` keeps any other reference out.
+        Ok(value.map(|value| unsafe { &mut *value }))
     }
 
     /// The value in a key that a family of two types serves (a plain and a windowed filter,
     /// say), found with one lookup: `Err(WrongType)` for a key of any other type.
     pub fn get_either<A: StoredValue, B: StoredValue>(&self) -> Result<Option<Either<&A, &B>>, CommandError> {
-        match self.typed_value()? {
-            None => Ok(None),
-            // SAFETY (both): see `typed_value`.
-            Some((value_type, value)) if holds::<A>(value_type) => {
-                Ok(Some(Either::First(unsafe { &*value.cast::<A>() })))
-            }
-            Some((value_type, value)) if holds::<B>(value_type) => {
-                Ok(Some(Either::Second(unsafe { &*value.cast::<B>() })))
-            }
-            Some(_) => Err(CommandError::WrongType),
+        let Some(found) = self.typed_value()? else { return Ok(None) };
+        // SAFETY (both): see `typed_value`.
+        if let Some(value) = as_value::<A>(found) {
+            return Ok(value.map(|value| Either::First(unsafe { &*value })));
         }
+        let value = as_value::<B>(found).ok_or(CommandError::WrongType)?;
+        Ok(value.map(|value| Either::Second(unsafe { &*value })))
     }
 
     pub fn get_either_mut<A: StoredValue, B: StoredValue>(
         &mut self,
     ) -> Result<Option<Either<&mut A, &mut B>>, CommandError> {
-        match self.typed_value()? {
-            None => Ok(None),
-            // SAFETY (both): see `typed_value`; `&mut self` keeps any other reference out.
-            Some((value_type, value)) if holds::<A>(value_type) => {
-                Ok(Some(Either::First(unsafe { &mut *value.cast::<A>() })))
-            }
-            Some((value_type, value)) if holds::<B>(value_type) => {
-                Ok(Some(Either::Second(unsafe { &mut *value.cast::<B>() })))
-            }
-            Some(_) => Err(CommandError::WrongType),
+        let Some(found) = self.typed_value()? else { return Ok(None) };
+        // SAFETY (both): see `typed_value`; `&mut self` keeps any other reference out.
+        if let Some(value) = as_value::<A>(found) {
+            return Ok(value.map(|value| Either::First(unsafe { &mut *value })));
         }
+        let value = as_value::<B>(found).ok_or(CommandError::WrongType)?;
+        Ok(value.map(|value| Either::Second(unsafe { &mut *value })))
     }
 
     /// Whether the key holds nothing (a new value may be stored in it).
@@ -107,7 +93,7 @@ impl Key {
     }
 
     /// The module type and raw value in the key: `Ok(None)` for a missing key,
-    /// `Err(WrongType)` for a key that holds no module value.
+    /// `Err(WrongType)` for a key that holds no module value; the value may be null.
     ///
     /// SAFETY of the callers' dereference: a value of one of `V::data_types()` is always a
     /// `Box<V>`, stored by `store` (or a load or copy callback of those types), owned by Redis
@@ -128,7 +114,7 @@ impl Key {
             }
             let value_type = raw::RedisModule_ModuleTypeGetType.map_or(std::ptr::null_mut(), |f| f(self.key));
             let value = raw::RedisModule_ModuleTypeGetValue.map_or(std::ptr::null_mut(), |f| f(self.key));
-            Ok((!value.is_null()).then_some((value_type, value)))
+            Ok(Some((value_type, value)))
         }
     }
 
@@ -154,9 +140,13 @@ impl Key {
     }
 }
 
-/// Whether a value of `value_type` is a `V`.
-fn holds<V: StoredValue>(value_type: *mut raw::RedisModuleType) -> bool {
-    V::data_types().any(|data_type| value_type == *data_type.raw_type.borrow())
+/// The module value a key holds as a `V`, if it is of one of `V`'s types: `Some(None)` for a
+/// null value (none is ever stored, but the pointer is Redis's).
+fn as_value<V: StoredValue>(
+    (value_type, value): (*mut raw::RedisModuleType, *mut c_void),
+) -> Option<Option<*mut V>> {
+    let is_v = V::data_types().any(|data_type| value_type == *data_type.raw_type.borrow());
+    is_v.then(|| (!value.is_null()).then(|| value.cast::<V>()))
 }
 
 /// What a key of a two-type family holds.
