@@ -10,13 +10,14 @@ use redis_module::native_types::RedisType;
 pub static COUNT_MIN_TYPE: RedisType = record_type::<CountMinSketch>();
 
 /// The `INFO bf` fields of Count-Min sketches.
-pub static METRICS: Metrics = Metrics::new(Names::sketch(
-    c"cms_sketches",
-    c"cms_bytes",
-    c"cms_increments",
-    c"cms_queries",
-    c"cms_refused_creations",
-));
+pub static METRICS: Metrics = Metrics::new(Names {
+    values: c"cms_sketches",
+    bytes: c"cms_bytes",
+    adds: c"cms_increments",
+    lookups: c"cms_queries",
+    refused_creations: c"cms_refused_creations",
+    ..Names::SKETCH
+});
 
 impl RecordType for CountMinSketch {
     const TYPE_NAME: &'static str = "CMSk-TYPE";

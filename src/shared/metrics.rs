@@ -134,27 +134,21 @@ pub struct Names {
 }
 
 impl Names {
-    /// The names of a sketch, which counts no items, has no sub-filters and is never full.
-    pub const fn sketch(
-        values: &'static CStr,
-        bytes: &'static CStr,
-        adds: &'static CStr,
-        lookups: &'static CStr,
-        refused_creations: &'static CStr,
-    ) -> Names {
-        Names {
-            values,
-            bytes,
-            items: None,
-            sub_filters: None,
-            adds,
-            deletes: None,
-            lookups,
-            lookups_found: None,
-            full_errors: None,
-            refused_creations,
-        }
-    }
+    /// What a sketch has not: items it counts, sub-filters, lookups that find or a full
+    /// state. A sketch names its own five fields over it (`Names { values: .., ..SKETCH }`);
+    /// INFO bf's integration test holds every name.
+    pub const SKETCH: Names = Names {
+        values: c"",
+        bytes: c"",
+        items: None,
+        sub_filters: None,
+        adds: c"",
+        deletes: None,
+        lookups: c"",
+        lookups_found: None,
+        full_errors: None,
+        refused_creations: c"",
+    };
 }
 
 /// Every type's metrics, in the order INFO lists them; set once at load.

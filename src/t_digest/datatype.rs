@@ -12,14 +12,13 @@ pub static T_DIGEST_TYPE: RedisType = record_type::<TDigest>();
 
 /// The `INFO bf` fields of t-digests: a sketch's, and the observations they hold.
 pub static METRICS: Metrics = Metrics::new(Names {
+    values: c"tdigest_digests",
+    bytes: c"tdigest_bytes",
     items: Some(c"tdigest_observations"),
-    ..Names::sketch(
-        c"tdigest_digests",
-        c"tdigest_bytes",
-        c"tdigest_adds",
-        c"tdigest_queries",
-        c"tdigest_refused_creations",
-    )
+    adds: c"tdigest_adds",
+    lookups: c"tdigest_queries",
+    refused_creations: c"tdigest_refused_creations",
+    ..Names::SKETCH
 });
 
 impl RecordType for TDigest {

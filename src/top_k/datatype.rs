@@ -10,13 +10,14 @@ use redis_module::native_types::RedisType;
 pub static TOP_K_TYPE: RedisType = record_type::<TopK>();
 
 /// The `INFO bf` fields of Top-K lists.
-pub static METRICS: Metrics = Metrics::new(Names::sketch(
-    c"topk_sketches",
-    c"topk_bytes",
-    c"topk_adds",
-    c"topk_queries",
-    c"topk_refused_creations",
-));
+pub static METRICS: Metrics = Metrics::new(Names {
+    values: c"topk_sketches",
+    bytes: c"topk_bytes",
+    adds: c"topk_adds",
+    lookups: c"topk_queries",
+    refused_creations: c"topk_refused_creations",
+    ..Names::SKETCH
+});
 
 impl RecordType for TopK {
     const TYPE_NAME: &'static str = "TopK-TYPE";

@@ -216,3 +216,55 @@ fn info_bf_counts_cuckoo_filters_apart() {
         assert_eq!(empty[field], 0, "{field}");
     }
 }
+
+/// Every field of `INFO bf`, in its order: the names monitoring has been told of. A field
+/// renamed, lost or reordered fails here.
+#[test]
+fn info_bf_lists_every_field_in_its_order() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let names: Vec<String> = info_text(&mut con, "bf")
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let expected = [
+        "filters",
+        "bytes",
+        "items",
+        "sub_filters",
+        "adds",
+        "lookups",
+        "lookups_found",
+        "full_filter_errors",
+        "refused_creations",
+        "cf_filters",
+        "cf_bytes",
+        "cf_items",
+        "cf_sub_filters",
+        "cf_adds",
+        "cf_deletes",
+        "cf_lookups",
+        "cf_lookups_found",
+        "cf_full_filter_errors",
+        "cf_refused_creations",
+        "cms_sketches",
+        "cms_bytes",
+        "cms_increments",
+        "cms_queries",
+        "cms_refused_creations",
+        "topk_sketches",
+        "topk_bytes",
+        "topk_adds",
+        "topk_queries",
+        "topk_refused_creations",
+        "tdigest_digests",
+        "tdigest_bytes",
+        "tdigest_observations",
+        "tdigest_adds",
+        "tdigest_queries",
+        "tdigest_refused_creations",
+    ];
+    let expected: Vec<String> = expected.iter().map(|name| format!("bf_{name}")).collect();
+    assert_eq!(names, expected);
+}
