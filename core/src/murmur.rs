@@ -90,8 +90,8 @@ pub fn murmur2(key: &[u8], seed: u32) -> u32 {
 
 /// MurmurHash2 of one key under several seeds: `hashes[i]` becomes `murmur2(key, seeds[i])`.
 /// A word's mixing does not depend on the seed, so each word is mixed once and folded into
-/// every seed's running hash, which the compiler can keep in vector lanes: a Count-Min or
-/// Top-K item hashed for all its rows costs little more than one hash. `hashes` is as long
+/// every seed's running hash, which the compiler can keep in vector lanes: a Top-K item
+/// hashed for all its rows costs little more than one hash. `hashes` is as long
 /// as `seeds` (extra entries on either side are left alone).
 pub fn murmur2_seeded(key: &[u8], seeds: &[u32], hashes: &mut [u32]) {
     const M: u32 = 0x5bd1_e995;

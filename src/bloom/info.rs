@@ -63,13 +63,19 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
     }
     let key = call.open_key();
     match held(&key)?.ok_or(CommandError::NotFound)? {
-        Held::Plain(filter) => reply_fields(call, &plain_fields(filter), Some(filter.estimated_error_rate())),
+        Held::Plain(filter) => {
+            reply_fields(call, &plain_fields(filter), Some(&|| filter.estimated_error_rate()))
+        }
         Held::Windowed(filter) => reply_fields(call, &windowed_fields(filter), None),
     }
 }
 
 /// Every pair, or the one asked for; `estimate` answers ERROR where the filter has one.
-fn reply_fields(call: &Call, fields: &[Field], estimate: Option<f64>) -> Result<(), CommandError> {
+fn reply_fields(
+    call: &Call,
+    fields: &[Field],
+    estimate: Option<&dyn Fn() -> f64>,
+) -> Result<(), CommandError> {
     let reply_value = |value: Option<u64>| match value {
         Some(value) => call.reply_integer(value as i64),
         None => call.reply_null(),
@@ -98,7 +104,8 @@ fn reply_fields(call: &Call, fields: &[Field], estimate: Option<f64>) -> Result<
     }
     match (found, estimate) {
         (Some(field), _) => reply_value(field.value),
-        (None, estimate) => call.reply_double(estimate.unwrap_or_default()),
+        (None, Some(estimate)) => call.reply_double(estimate()),
+        (None, None) => {}
     }
     Ok(())
 }

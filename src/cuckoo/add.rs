@@ -1,7 +1,8 @@
 //! CF.ADD, CF.ADDNX, CF.INSERT and CF.INSERTNX: add items, creating the filter when the key is
 //! missing. The filter is deterministic, so replicas and the AOF build the same bytes from
 //! the same writes: a new filter reaches them as its header (`reserve.rs`), CF.ADD and
-//! CF.ADDNX as sent, CF.INSERT and CF.INSERTNX as the items they added.
+//! CF.ADDNX as sent, CF.INSERT and CF.INSERTNX as sent when they had no option and found room
+//! for every item, else as a plain CF.INSERT of the items they added.
 
 use super::datatype::METRICS;
 use super::error::CfError;

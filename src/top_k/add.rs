@@ -1,5 +1,5 @@
 //! TOPK.ADD and TOPK.INCRBY: each item's reply is the item it expelled from the list, or nil.
-//! Each is answered as it is counted: nothing is collected per call, so one item costs no
+//! Each is answered as it is counted: TOPK.ADD collects nothing, so one item costs no
 //! allocation unless it expels another.
 
 use super::datatype::METRICS;
@@ -21,12 +21,12 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     if !call.argc().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
     }
-    let pairs =
-        || (2..call.argc()).step_by(2).map(|index| (call.arg(index), increment_of(call.arg(index + 1))));
-    if pairs().any(|(_, increment)| increment.is_none()) {
-        return Err(TopKError::BadIncrement.into());
-    }
-    add_all(call, pairs().map(|(item, increment)| (item, increment.unwrap_or_default())), c"topk.incrby")
+    let pairs: Vec<(&[u8], u32)> = (2..call.argc())
+        .step_by(2)
+        .map(|index| Some((call.arg(index), increment_of(call.arg(index + 1))?)))
+        .collect::<Option<_>>()
+        .ok_or(TopKError::BadIncrement)?;
+    add_all(call, pairs.into_iter(), c"topk.incrby")
 }
 
 /// An increment as TOPK.INCRBY takes it: an integer from 0 to [`MAX_INCREMENT`].

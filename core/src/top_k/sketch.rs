@@ -73,6 +73,7 @@ fn bucket_index(item: &[u8], row: u32, width: u32) -> usize {
 /// the row as seed, and once more for the fingerprint, the same hash every time but for the
 /// seed.
 fn locate(item: &[u8], width: Modulus, indexes: &mut [usize]) -> u32 {
+    debug_assert!(indexes.len() <= PREFETCH_BUCKETS, "callers take the row-by-row path past it");
     let rows = indexes.len().min(PREFETCH_BUCKETS);
     let mut seeds = [FINGERPRINT_SEED; PREFETCH_BUCKETS + 1];
     for (row, seed) in seeds[1..=rows].iter_mut().enumerate() {
