@@ -142,9 +142,18 @@ pub(super) struct View {
     pub(super) merged_nodes: usize,
     pub(super) merged_weight: i64,
     pub(super) unmerged_weight: i64,
+    /// The largest magnitude of a merged centroid's mean, which every read's overflow scale
+    /// needs: found once here rather than by every read.
+    pub(super) magnitude: f64,
 }
 
 impl View {
+    fn new(nodes: Vec<Centroid>, merged_nodes: usize, merged_weight: i64, unmerged_weight: i64) -> View {
+        let merged = nodes.get(..merged_nodes).unwrap_or_default();
+        let magnitude = merged.iter().fold(0.0, |magnitude: f64, node| magnitude.max(node.mean.abs()));
+        View { nodes, merged_nodes, merged_weight, unmerged_weight, magnitude }
+    }
+
     pub(super) fn merged(&self) -> &[Centroid] {
         self.nodes.get(..self.merged_nodes).unwrap_or_default()
     }
@@ -335,9 +344,10 @@ impl TDigest {
         drop(sorted);
         let view = match merge_neighbours(&mut nodes, self.observations, self.compression) {
             Some(merged_weight) => {
-                View { merged_nodes: nodes.len(), merged_weight, unmerged_weight: 0, nodes }
+                let merged_nodes = nodes.len();
+                View::new(nodes, merged_nodes, merged_weight, 0)
             }
-            None => View { nodes, merged_nodes: 0, merged_weight: 0, unmerged_weight: self.observations },
+            None => View::new(nodes, 0, 0, self.observations),
         };
         Ok(self.view.get_or_init(|| view))
     }

@@ -247,10 +247,7 @@ impl<'a> Centroids<'a> {
             merged_weight: compressed.merged_weight,
             min: digest.min,
             max: digest.max,
-            scale: scale(
-                nodes.iter().fold(bounds, |magnitude, node| magnitude.max(node.mean.abs())),
-                compressed.merged_weight as f64,
-            ),
+            scale: scale(compressed.magnitude.max(bounds), compressed.merged_weight as f64),
         }
     }
 
@@ -397,13 +394,15 @@ impl<'a> Centroids<'a> {
         if right_weight > 1.0 && merged_weight - index <= right_weight / 2.0 {
             return max - (merged_weight - index - 1.0) / (right_weight / 2.0 - 1.0) * (max - right_mean);
         }
-        while walk.position < n - 1 {
-            let i = walk.position;
-            let (weight, next_weight) = (self.weight(i), self.weight(i + 1));
-            let (mean, next_mean) = (self.mean(i, scale), self.mean(i + 1, scale));
+        // The pairs of neighbours from where the walk stands; a run of quantiles goes on from
+        // there, and reads the means only of the pair it stops in.
+        for pair in self.nodes.get(walk.position..).unwrap_or_default().windows(2) {
+            let &[left, right] = pair else { break };
+            let (weight, next_weight) = (left.weight as f64, right.weight as f64);
             #[allow(clippy::manual_midpoint, reason = "RedisBloom's arithmetic, to the bit")]
             let half_both = (weight + next_weight) / 2.0;
             if walk.weight_so_far + half_both > index {
+                let (mean, next_mean) = (left.mean * scale, right.mean * scale);
                 let mut left_unit = 0.0;
                 if weight == 1.0 {
                     if index - walk.weight_so_far < 0.5 {
