@@ -173,6 +173,15 @@ pub trait Persistent: Sized {
     /// depends on.
     fn save_rdb(&self, sink: &mut impl RdbSink);
 
+    /// Writes the record a RESTORE payload carries (the AOF rewrite's), and answers its
+    /// encoding version. Redis stamps the registered version on every value it saves itself,
+    /// so only here can a value that an older version describes be written in it, for older
+    /// readers; by default, `save_rdb`'s record.
+    fn save_portable(&self, sink: &mut impl RdbSink) -> i32 {
+        self.save_rdb(sink);
+        Self::ENCODING_VERSION
+    }
+
     /// The memory the value holds, in bytes, as MEMORY USAGE reports it.
     fn memory_bytes(&self) -> usize;
 

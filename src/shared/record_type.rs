@@ -4,8 +4,9 @@
 //! impl; its `RedisType` is [`record_type`] of it.
 //!
 //! - RDB save and load go through the checked readers of `datatype`.
-//! - The AOF gets `RESTORE key 0 payload`, the payload DUMP would give: what RedisBloom writes
-//!   for its types, so an AOF of either module replays on the other.
+//! - The AOF gets `RESTORE key 0 payload`, the payload DUMP would give (or, for a value an
+//!   older encoding version describes, that version's: `Persistent::save_portable`): what
+//!   RedisBloom writes for its types, so an AOF of either module replays on the other.
 //! - The digest covers the whole record, so two values digest alike exactly when a save
 //!   would write the same bytes (RedisBloom answers one constant for every key).
 
@@ -136,8 +137,8 @@ extern "C" fn aof_rewrite<V: RecordType>(
     guarded(format_args!("{} aof_rewrite", V::KIND), (), || {
         let mut record = Record::default();
         // SAFETY: as in rdb_save.
-        unsafe { record_ref::<V>(value) }.save_rdb(&mut record);
-        let Some(payload) = dump_payload(V::TYPE_NAME, V::ENCODING_VERSION, &record) else {
+        let version = unsafe { record_ref::<V>(value) }.save_portable(&mut record);
+        let Some(payload) = dump_payload(V::TYPE_NAME, version, &record) else {
             return;
         };
         // SAFETY: a live AOF handle and key for the rewrite callback; "slb" takes the key, an
