@@ -5,10 +5,11 @@ use super::{create, query, update};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, READS};
 use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
 
+const CELL_SIZE: Argument = keyword(c"cell_size", c"CELL_SIZE", Kind::Integer);
 const BY_DIMENSIONS: &[Argument] =
-    &[KEY, argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer)];
+    &[KEY, argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer), CELL_SIZE];
 const BY_PROBABILITY: &[Argument] =
-    &[KEY, argument(c"error", Kind::Double), argument(c"probability", Kind::Double)];
+    &[KEY, argument(c"error", Kind::Double), argument(c"probability", Kind::Double), CELL_SIZE];
 const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
 const MERGE: &[Argument] = &[
     argument(c"destination", Kind::Key),
@@ -20,19 +21,19 @@ const MERGE: &[Argument] = &[
 pub const COMMANDS: &[Command] = command_table! {
     category: c"cms";
     c"cms.initbydim" => create::by_dimensions {
-        arity: 4, flags: c"write deny-oom", keys: CREATES, arguments: BY_DIMENSIONS,
+        arity: -4, flags: c"write deny-oom", keys: CREATES, arguments: BY_DIMENSIONS,
         complexity: c"O(1)",
         summary: c"Creates a Count-Min sketch of the given width and depth",
     }
     c"cms.initbyprob" => create::by_probability {
-        arity: 4, flags: c"write deny-oom", keys: CREATES, arguments: BY_PROBABILITY,
+        arity: -4, flags: c"write deny-oom", keys: CREATES, arguments: BY_PROBABILITY,
         complexity: c"O(1)",
         summary: c"Creates a Count-Min sketch sized for an error and a probability",
     }
     c"cms.incrby" => update::increment {
         arity: -4, flags: c"write deny-oom", keys: ADDS, arguments: INCREMENT,
         complexity: c"O(n * d), where n is the number of items and d the depth",
-        summary: c"Increases the counts of items",
+        summary: c"Increases (or decreases) the counts of items",
     }
     c"cms.query" => query::query {
         arity: -3, flags: c"readonly fast", keys: READS, arguments: MANY_ITEMS,
@@ -47,6 +48,6 @@ pub const COMMANDS: &[Command] = command_table! {
     c"cms.info" => query::info {
         arity: 2, flags: c"readonly fast", keys: DESCRIBES, arguments: KEY_ONLY,
         complexity: c"O(1)",
-        summary: c"Returns width, depth and total count of a sketch",
+        summary: c"Returns width, depth, total count and cell size of a sketch",
     }
 };

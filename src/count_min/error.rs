@@ -1,7 +1,8 @@
-//! The CMS.* error texts, RedisBloom's, exactly as `docs/cms-commands.md` lists them.
+//! The CMS.* error texts, RedisBloom's (2.8.2's, and those Redis 8.12's added), exactly as
+//! `docs/cms-commands.md` lists them.
 
 use crate::shared::error::CommandError;
-use redbloom_core::count_min::InitError;
+use redbloom_core::count_min::{IncrementError, InitError, MergeError};
 use std::ffi::CStr;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,15 +15,19 @@ pub enum CmsError {
     InvalidProbability,
     InvalidDimensions,
     InsufficientMemory,
+    UnknownArgument,
+    InvalidCellSize,
     BadNumber,
-    NegativeNumber,
+    InvalidIncrement,
     IncrementOverflow,
+    IncrementUnderflow,
     InvalidNumkeys,
     NumkeysNotPositive,
     WrongNumberOfKeys,
     WrongNumberOfKeysAndWeights,
     InvalidWeight,
     DimensionsDiffer,
+    CellSizesDiffer,
     MergeOverflow,
 }
 
@@ -37,15 +42,19 @@ impl CmsError {
             CmsError::InvalidProbability => c"CMS: invalid prob value",
             CmsError::InvalidDimensions => c"CMS: invalid init arguments",
             CmsError::InsufficientMemory => c"CMS: Insufficient memory to create the key",
+            CmsError::UnknownArgument => c"CMS: unknown argument",
+            CmsError::InvalidCellSize => c"CMS: CELL_SIZE must be 1, 2, 4 or 8",
             CmsError::BadNumber => c"CMS: Cannot parse number",
-            CmsError::NegativeNumber => c"CMS: Number cannot be negative",
+            CmsError::InvalidIncrement => c"CMS: invalid increment",
             CmsError::IncrementOverflow => c"CMS: INCRBY overflow",
+            CmsError::IncrementUnderflow => c"CMS: INCRBY underflow",
             CmsError::InvalidNumkeys => c"CMS: invalid numkeys",
             CmsError::NumkeysNotPositive => c"CMS: Number of keys must be positive",
             CmsError::WrongNumberOfKeys => c"CMS: wrong number of keys",
             CmsError::WrongNumberOfKeysAndWeights => c"CMS: wrong number of keys/weights",
             CmsError::InvalidWeight => c"CMS: invalid weight value",
             CmsError::DimensionsDiffer => c"CMS: width/depth is not equal",
+            CmsError::CellSizesDiffer => c"CMS: cell size is not equal",
             CmsError::MergeOverflow => c"CMS: MERGE overflow",
         }
     }
@@ -65,6 +74,25 @@ impl From<InitError> for CommandError {
             InitError::Overestimation => CmsError::InvalidOverestimation,
             InitError::Probability => CmsError::InvalidProbability,
             InitError::Dimensions => CmsError::InvalidDimensions,
+        })
+    }
+}
+
+impl From<IncrementError> for CommandError {
+    fn from(error: IncrementError) -> CommandError {
+        CommandError::from(match error {
+            IncrementError::Overflow => CmsError::IncrementOverflow,
+            IncrementError::Underflow => CmsError::IncrementUnderflow,
+        })
+    }
+}
+
+impl From<MergeError> for CommandError {
+    fn from(error: MergeError) -> CommandError {
+        CommandError::from(match error {
+            MergeError::Dimensions => CmsError::DimensionsDiffer,
+            MergeError::CellSize => CmsError::CellSizesDiffer,
+            MergeError::Overflow => CmsError::MergeOverflow,
         })
     }
 }

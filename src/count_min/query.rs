@@ -12,13 +12,15 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let sketch = key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
     call.reply_array(call.argc() - 2);
-    sketch.query_all(call.args_from(2), |count| call.reply_integer(i64::from(count)));
+    // Counts never pass i64::MAX (the widest cells stop there).
+    sketch.query_all(call.args_from(2), |count| call.reply_integer(i64::try_from(count).unwrap_or(i64::MAX)));
     METRICS.count_lookups(call.argc() - 2, 0);
     Ok(())
 }
 
-/// CMS.INFO key: width, depth and the total count, a flat array under RESP2 and a map under
-/// RESP3. The total wraps as RedisBloom's does, and is shown signed as it shows it.
+/// CMS.INFO key: width, depth, the total count and the cell size, a flat array under RESP2
+/// and a map under RESP3. Redis 8.12's RedisBloom added the cell size, for every sketch,
+/// the default size included.
 pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let sketch = key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
@@ -26,6 +28,7 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         (c"width", sketch.width() as i64),
         (c"depth", sketch.depth() as i64),
         (c"count", sketch.count() as i64),
+        (c"cell_size", sketch.cell_size().bytes() as i64),
     ];
     call.reply_map(fields.len());
     for (label, value) in fields {

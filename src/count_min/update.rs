@@ -5,11 +5,12 @@ use super::error::CmsError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
-use redbloom_core::count_min::{CountMinSketch, MergeError, MergeSource, SATURATED};
+use redbloom_core::count_min::{CountMinSketch, IncrementError, MergeSource};
 
 /// CMS.INCRBY key item increment [item increment ...]: every pair is read before anything
-/// changes. An item whose counters reached their ceiling (2^32 - 1) is answered RedisBloom's
-/// overflow error, in its place in the array, though its increment was applied, as there.
+/// changes. An increment may be negative (Redis 8.12); one that would take a counter or the
+/// total out of range is refused, with nothing changed, and answered RedisBloom's overflow or
+/// underflow error in its place in the array, while the other pairs are applied.
 pub fn increment(call: &Call) -> Result<(), CommandError> {
     if !call.argc().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
@@ -20,24 +21,21 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     }
     let mut pairs = Vec::with_capacity((call.argc() - 2) / 2);
     for index in (2..call.argc()).step_by(2) {
-        let increment = call.arg(index + 1);
-        let by = match parse::integer(increment) {
-            Some(by) if by >= 0 => by as u64,
-            Some(_) => return Err(CmsError::NegativeNumber.into()),
+        let by = match parse::integer(call.arg(index + 1)) {
+            // RedisBloom 8.12 refuses the one increment whose size is no i64.
+            Some(i64::MIN) => return Err(CmsError::InvalidIncrement.into()),
+            Some(by) => by,
             None => return Err(CmsError::BadNumber.into()),
         };
         pairs.push((call.arg(index), by));
     }
     let sketch = key.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
-    let reply = |count: u32| {
-        if count == SATURATED {
-            call.reply_error(CmsError::IncrementOverflow.into());
-        } else {
-            call.reply_integer(i64::from(count));
-        }
+    let reply = |counted: Result<u64, IncrementError>| match counted {
+        Ok(count) => call.reply_integer(i64::try_from(count).unwrap_or(i64::MAX)),
+        Err(refused) => call.reply_error(refused.into()),
     };
     call.reply_array(pairs.len());
-    sketch.increment_all(pairs.iter().copied(), reply);
+    sketch.increment_all(&pairs, reply);
     METRICS.count_adds(pairs.len());
     call.replicate_verbatim();
     call.notify(c"cms.incrby");
@@ -45,8 +43,8 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
 }
 
 /// CMS.MERGE destination numkeys source [source ...] [WEIGHTS weight [weight ...]]: the
-/// destination, which must exist with the sources' width and depth, becomes the weighted sum
-/// of the sources (it may be one of them). RedisBloom's checks, in its order.
+/// destination, which must exist with the sources' width, depth and cell size, becomes the
+/// weighted sum of the sources (it may be one of them). RedisBloom's checks, in its order.
 pub fn merge(call: &Call) -> Result<(), CommandError> {
     let mut destination = call.open_key_for_writing();
     if destination.get::<CountMinSketch>()?.is_none() {
@@ -81,6 +79,9 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
             if !source.same_dimensions(target) {
                 return Err(CmsError::DimensionsDiffer.into());
             }
+            if source.cell_size() != target.cell_size() {
+                return Err(CmsError::CellSizesDiffer.into());
+            }
         }
         sources.push((key, is_destination, weight));
     }
@@ -94,10 +95,7 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         merged.push((source, *weight));
     }
     let sketch = destination.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
-    sketch.merge(&merged).map_err(|error| match error {
-        MergeError::Dimensions => CmsError::DimensionsDiffer,
-        MergeError::Overflow => CmsError::MergeOverflow,
-    })?;
+    sketch.merge(&merged)?;
     call.replicate_verbatim();
     call.notify(c"cms.merge");
     call.reply_ok();

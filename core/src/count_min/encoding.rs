@@ -1,19 +1,26 @@
 //! The RDB record of `CMSk-TYPE`, RedisBloom's: width, depth and total count as unsigned
-//! values, then the counters as one string, row after row, 32 bits little-endian each. This
-//! is encoding version 0, the only one RedisBloom wrote up to 2.8 and the one this saves.
+//! values, then the counters as one string, row after row, little-endian. Encoding version 0
+//! (every RedisBloom up to 2.8) has 4-byte counters; version 1 (Redis 8.12's RedisBloom, which
+//! registers it) adds the cell size, 1, 2, 4 or 8, after the count, the string holding
+//! counters of that size.
 //!
-//! Redis 8.12's RedisBloom added version 1 (a cell size of 1, 2, 4 or 8 bytes after the
-//! count, the string holding counters of that size) and then version 2 (a hash
-//! configuration, a version and a seed, after the string). Both load here when their
-//! counters fit in 32 bits and their hash is the legacy one (version and seed 0), which is
-//! all a sketch here can answer for; they are saved back as version 0.
+//! Redis stamps the version a type registers on every value it saves, in the RDB and in DUMP
+//! payloads alike, so `save_rdb` writes version 1 whatever the cell size, as RedisBloom 8.12
+//! does. The AOF rewrite builds its RESTORE payloads itself: there a sketch of 4-byte cells
+//! is written as version 0, which every RedisBloom loads.
+//!
+//! A later version 2 (a hash configuration, a version and a seed, after the string: a pull
+//! request to RedisBloom, not in 8.12) loads too, when its hash is the legacy one (version and
+//! seed 0), the only one a sketch here computes.
 //!
 //! RedisBloom 2.8 checks nothing of what it loads; this checks everything before it
-//! allocates: non-zero dimensions, the counters' bytes within the budget, then the string's
-//! length against them.
+//! allocates: non-zero dimensions, the cell size, a total within `i64::MAX`, the counters'
+//! bytes within the budget, then the string's length against them; and after, as RedisBloom
+//! 8.12 does, that no 8-byte counter is past `i64::MAX` (narrower ones cannot be past their
+//! maximum).
 
-use super::sketch::{bytes_for, CountMinSketch, COUNTER_BYTES};
-use crate::bytes::ByteArray;
+use super::cell::{Cell, CellSize};
+use super::sketch::{bytes_for, CountMinSketch};
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 
 /// Version 1 (Redis 8.12) added the cell size.
@@ -22,7 +29,7 @@ const CELL_SIZE_VERSION: i32 = 1;
 const HASH_CONFIG_VERSION: i32 = 2;
 
 impl Persistent for CountMinSketch {
-    const ENCODING_VERSION: i32 = 0;
+    const ENCODING_VERSION: i32 = CELL_SIZE_VERSION;
 
     fn load_rdb(
         encoding_version: i32,
@@ -35,41 +42,54 @@ impl Persistent for CountMinSketch {
         let width = source.unsigned()?;
         let depth = source.unsigned()?;
         let count = source.unsigned()?;
-        let cell_size = if encoding_version >= CELL_SIZE_VERSION { source.unsigned()? } else { 4 };
-        let cell_size = match cell_size {
-            1 | 2 | 4 | 8 => cell_size as usize,
-            _ => return Err(DecodeError::Malformed("a cell size other than 1, 2, 4 or 8 bytes")),
+        let cell_size = if encoding_version >= CELL_SIZE_VERSION {
+            CellSize::from_bytes(source.unsigned()?)
+                .ok_or(DecodeError::Malformed("a cell size other than 1, 2, 4 or 8 bytes"))?
+        } else {
+            CellSize::DEFAULT
         };
         if width == 0 || depth == 0 {
             return Err(DecodeError::Malformed("a sketch without counters"));
         }
-        let stored_bytes = bytes_for(width, depth, cell_size)
+        if count > i64::MAX as u64 {
+            return Err(DecodeError::Malformed("a total count past i64::MAX, which no increment makes"));
+        }
+        let bytes = bytes_for(width, depth, cell_size)
             .ok_or(DecodeError::Malformed("more counters than memory holds"))?;
-        let kept_bytes = bytes_for(width, depth, COUNTER_BYTES)
-            .ok_or(DecodeError::Malformed("more counters than memory holds"))?;
-        if stored_bytes.max(kept_bytes) > max_bytes {
+        if bytes > max_bytes {
             return Err(DecodeError::TooLarge);
         }
-        let stored = source.bytes()?;
-        if stored.len() != stored_bytes {
-            return Err(DecodeError::Malformed("counters of another length than width * depth"));
+        let counters = source.bytes()?;
+        if counters.len() != bytes {
+            return Err(DecodeError::Malformed("counters of another length than width * depth cells"));
         }
-        let counters =
-            if cell_size == COUNTER_BYTES { stored } else { widen(&stored, cell_size, kept_bytes)? };
+        if cell_size == CellSize::Eight
+            && (0..counters.len() / 8)
+                .any(|cell| <u64 as Cell>::get(counters.as_slice(), cell) > <u64 as Cell>::MAX)
+        {
+            return Err(DecodeError::Malformed("an 8-byte counter past i64::MAX, which no increment makes"));
+        }
         if encoding_version >= HASH_CONFIG_VERSION {
             let (hash_version, seed) = (source.unsigned()?, source.unsigned()?);
             if (hash_version, seed) != (0, 0) {
                 return Err(DecodeError::Malformed("a seeded hash, which this module does not compute"));
             }
         }
-        Ok(CountMinSketch::from_parts(width as usize, depth as usize, count, counters))
+        Ok(CountMinSketch::from_parts(width as usize, depth as usize, cell_size, count, counters))
     }
 
     fn save_rdb(&self, sink: &mut impl RdbSink) {
-        sink.unsigned(self.width());
-        sink.unsigned(self.depth());
-        sink.unsigned(self.count());
-        sink.bytes(self.counter_bytes());
+        self.save_fields(sink, true);
+    }
+
+    fn save_portable(&self, sink: &mut impl RdbSink) -> i32 {
+        let with_cell_size = self.cell_size() != CellSize::DEFAULT;
+        self.save_fields(sink, with_cell_size);
+        if with_cell_size {
+            CELL_SIZE_VERSION
+        } else {
+            0
+        }
     }
 
     fn memory_bytes(&self) -> usize {
@@ -81,18 +101,15 @@ impl Persistent for CountMinSketch {
     }
 }
 
-/// Counters of `cell_size` bytes (1, 2 or 8) as 32-bit ones, in an array of `kept_bytes`;
-/// refused when one is beyond 32 bits.
-fn widen(stored: &ByteArray, cell_size: usize, kept_bytes: usize) -> Result<ByteArray, DecodeError> {
-    let mut kept = ByteArray::try_zeroed(kept_bytes as u64).map_err(|_| DecodeError::OutOfMemory)?;
-    for (from, to) in
-        stored.as_slice().chunks_exact(cell_size).zip(kept.as_mut_slice().chunks_exact_mut(COUNTER_BYTES))
-    {
-        let mut wide = [0; 8];
-        wide[..cell_size].copy_from_slice(from);
-        let counter = u32::try_from(u64::from_le_bytes(wide))
-            .map_err(|_| DecodeError::Malformed("a counter beyond 32 bits, which this module cannot hold"))?;
-        to.copy_from_slice(&counter.to_le_bytes());
+impl CountMinSketch {
+    /// The record of version 1, or of version 0 (no cell size) when `with_cell_size` is off.
+    fn save_fields(&self, sink: &mut impl RdbSink, with_cell_size: bool) {
+        sink.unsigned(self.width());
+        sink.unsigned(self.depth());
+        sink.unsigned(self.count());
+        if with_cell_size {
+            sink.unsigned(self.cell_size().bytes() as u64);
+        }
+        sink.bytes(self.counter_bytes());
     }
-    Ok(kept)
 }

@@ -1,20 +1,25 @@
-//! The Count-Min sketch (CMS.*), RedisBloom 2.8.2's, answer for answer and byte for byte:
-//! its hashing (MurmurHash2 of the item, seeded with the row number), its 32-bit counters
-//! that saturate, its total that wraps, its checked weighted merge, its sizing formula and
-//! its RDB record. Nothing here knows about Redis.
+//! The Count-Min sketch (CMS.*) as Redis 8.12's RedisBloom has it: RedisBloom's hashing
+//! (MurmurHash2 of the item, seeded with the row number), its sizing formula and its checked
+//! weighted merge, as in 2.8.2; and 8.12's counters of 1, 2, 4 or 8 bytes (4 by default, 2.8's
+//! only size), its negative increments, its refusal of an increment that would take a counter
+//! or the total out of range (2.8 saturated the counters and wrapped the total), and its RDB
+//! records. Nothing here knows about Redis.
 //!
 //! - [`dimensions`](mod@dimensions): CMS.INITBYDIM's and CMS.INITBYPROB's width and depth,
 //!   and their refusals.
+//! - `cell`: the cell sizes ([`CellSize`]), and the counters of each.
 //! - `sketch`: the sketch and every operation on it ([`CountMinSketch`]).
 //! - `encoding`: the RDB record, every version RedisBloom wrote (the [`Persistent`] impl).
 //!
 //! [`Persistent`]: crate::decode::Persistent
 
+mod cell;
 pub mod dimensions;
 mod encoding;
 mod sketch;
 #[cfg(test)]
 mod tests;
 
+pub use cell::CellSize;
 pub use dimensions::{dimensions, dimensions_for, InitError};
-pub use sketch::{CountMinSketch, MergeError, MergeSource, SizeError, SATURATED};
+pub use sketch::{CountMinSketch, IncrementError, MergeError, MergeSource, SizeError};

@@ -1,16 +1,10 @@
-//! The sketch: `depth` rows of `width` 32-bit counters, RedisBloom's hashing, its saturating
-//! increments, its queries and its checked weighted merge.
+//! The sketch: `depth` rows of `width` counters of 1, 2, 4 or 8 bytes, RedisBloom's hashing,
+//! Redis 8.12's increments (negative ones too, each refused whole when a counter or the total
+//! would leave its range), its queries and its checked weighted merge.
 
+use super::cell::{with_cell, Cell, CellSize};
 use crate::bytes::ByteArray;
 use crate::murmur::murmur2;
-
-/// Bytes of one counter, in every record RedisBloom 2.8 writes.
-pub(super) const COUNTER_BYTES: usize = 4;
-
-/// What CMS.INCRBY's count of an item is after its increment when one of the item's
-/// counters is full: RedisBloom answers `CMS: INCRBY overflow` for that item instead of the
-/// count, though the increment happened (the counters stay full, the total grew).
-pub const SATURATED: u32 = u32::MAX;
 
 /// Cells whose cache lines a batch asks for before it touches the first: a few more misses
 /// than a core keeps in flight, on the stack so that a batch allocates nothing.
@@ -20,6 +14,8 @@ const WINDOW: usize = 32;
 /// items: at 256 KiB of counters the paths are even, at 1 MiB the window saves 15%, at
 /// 16 MiB half the time.)
 const CACHED_BYTES: usize = 256 << 10;
+/// The largest total: CMS.INFO replies it as a RESP integer.
+const MAX_COUNT: u64 = i64::MAX as u64;
 
 /// Why a sketch could not be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,13 +28,26 @@ pub enum SizeError {
     OutOfMemory,
 }
 
+/// Why an increment was refused; the sketch is as it was before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncrementError {
+    /// One of the item's counters would pass its cell's maximum, or the total `i64::MAX`:
+    /// RedisBloom 8.12 answers `CMS: INCRBY overflow` for the item.
+    Overflow,
+    /// One of the item's counters, or the total, would go below 0: `CMS: INCRBY underflow`.
+    Underflow,
+}
+
 /// Why a merge changed nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MergeError {
     /// A source of another width or depth: RedisBloom answers `CMS: width/depth is not
     /// equal`, checking each source as it reads it.
     Dimensions,
-    /// A counter of the result outside 0..=`u32::MAX`, a total count below 0, or a product
+    /// A source of another cell size (checked after its width and depth): `CMS: cell size is
+    /// not equal`.
+    CellSize,
+    /// A counter of the result outside its cell's range, a total count below 0, or a product
     /// or partial sum beyond `i64`: `CMS: MERGE overflow`.
     Overflow,
 }
@@ -54,19 +63,19 @@ pub enum MergeSource<'a> {
     Destination,
 }
 
-/// A Count-Min sketch as RedisBloom 2.8 keeps it: `depth` rows of `width` counters, row after
-/// row, each counter 32 bits little-endian; the total of all increments; nothing else.
+/// A Count-Min sketch as RedisBloom keeps it: `depth` rows of `width` counters, row after
+/// row, each `cell_size` bytes little-endian; the total of all increments; nothing else.
 ///
 /// Row `i` counts an item in counter `murmur2(item, seed i) % width`. A query answers the
 /// least of the item's `depth` counters, never below the item's true count.
 pub struct CountMinSketch {
     width: usize,
     depth: usize,
+    cell_size: CellSize,
     /// Sum of every increment (or, after a merge, the weighted sum of the sources' totals),
-    /// wrapping as RedisBloom's `size_t` does.
+    /// within `0..=i64::MAX`.
     count: u64,
-    /// `width * depth` counters. The bytes may have come from a file unaligned, so they are
-    /// read and written as bytes.
+    /// `width * depth` counters of `cell_size` bytes, each within the cell's maximum.
     counters: ByteArray,
 }
 
@@ -78,25 +87,53 @@ fn cell(item: &[u8], row: usize, width: usize) -> usize {
     (hash as usize % width) + row * width
 }
 
+/// `value` (a counter, or the total) changed by `by`, if it stays within `0..=max`. Every value
+/// and every `max` is at most `i64::MAX`, so one comparison of the wrapping sum tells both
+/// ways out: a sum past `max` cannot wrap, and one below 0 wraps past it.
+#[inline]
+fn changed(value: u64, by: i64, max: u64) -> Result<u64, IncrementError> {
+    let sum = value.wrapping_add(by as u64);
+    if sum <= max {
+        Ok(sum)
+    } else if by < 0 {
+        Err(IncrementError::Underflow)
+    } else {
+        Err(IncrementError::Overflow)
+    }
+}
+
 impl CountMinSketch {
-    /// An empty sketch of `width * depth` counters, refused when they take more than
-    /// `max_bytes`.
-    pub fn new(width: u64, depth: u64, max_bytes: usize) -> Result<CountMinSketch, SizeError> {
+    /// An empty sketch of `width * depth` counters of `cell_size`, refused when they take more
+    /// than `max_bytes`.
+    pub fn new(
+        width: u64,
+        depth: u64,
+        cell_size: CellSize,
+        max_bytes: usize,
+    ) -> Result<CountMinSketch, SizeError> {
         if width == 0 || depth == 0 {
             return Err(SizeError::InvalidDimensions);
         }
-        let bytes = bytes_for(width, depth, COUNTER_BYTES).ok_or(SizeError::TooLarge)?;
+        let bytes = bytes_for(width, depth, cell_size).ok_or(SizeError::TooLarge)?;
         if bytes > max_bytes {
             return Err(SizeError::TooLarge);
         }
         let counters = ByteArray::try_zeroed(bytes as u64).map_err(|_| SizeError::OutOfMemory)?;
-        Ok(CountMinSketch::from_parts(width as usize, depth as usize, 0, counters))
+        Ok(CountMinSketch::from_parts(width as usize, depth as usize, cell_size, 0, counters))
     }
 
-    /// A sketch of counters already checked: `counters` holds `width * depth` of them.
-    pub(super) fn from_parts(width: usize, depth: usize, count: u64, counters: ByteArray) -> CountMinSketch {
-        debug_assert_eq!(Some(counters.len()), bytes_for(width as u64, depth as u64, COUNTER_BYTES));
-        CountMinSketch { width, depth, count, counters }
+    /// A sketch of counters already checked: `counters` holds `width * depth` of them, each
+    /// within the cell's maximum, and `count` is at most `i64::MAX`.
+    pub(super) fn from_parts(
+        width: usize,
+        depth: usize,
+        cell_size: CellSize,
+        count: u64,
+        counters: ByteArray,
+    ) -> CountMinSketch {
+        debug_assert_eq!(Some(counters.len()), bytes_for(width as u64, depth as u64, cell_size));
+        debug_assert!(count <= MAX_COUNT);
+        CountMinSketch { width, depth, cell_size, count, counters }
     }
 
     /// Counters per row.
@@ -109,8 +146,12 @@ impl CountMinSketch {
         self.depth as u64
     }
 
-    /// The sum of every increment (CMS.INFO's `count`), modulo 2^64: RedisBloom replies it as
-    /// a signed integer, so past `i64::MAX` it shows negative.
+    /// Bytes per counter.
+    pub fn cell_size(&self) -> CellSize {
+        self.cell_size
+    }
+
+    /// The sum of every increment (CMS.INFO's `count`), at most `i64::MAX`.
     pub fn count(&self) -> u64 {
         self.count
     }
@@ -125,20 +166,57 @@ impl CountMinSketch {
         (self.width, self.depth) == (other.width, other.depth)
     }
 
-    /// Adds `by` to the item's counter in every row (each saturating at `u32::MAX`) and to the
-    /// total (wrapping), and answers the item's count after it: [`SATURATED`] means
-    /// RedisBloom answers an overflow error for the item.
-    pub fn increment(&mut self, item: &[u8], by: u64) -> u32 {
-        let mut least = u32::MAX;
+    /// Adds `by` (which may be negative) to the item's counter in every row and to the total,
+    /// and answers the item's count after it: the least of its counters. Refused, with
+    /// nothing changed, when a counter would leave its cell's range or the total
+    /// `0..=i64::MAX`.
+    pub fn increment(&mut self, item: &[u8], by: i64) -> Result<u64, IncrementError> {
+        with_cell!(self.cell_size, C => self.increment_in::<C>(item, by))
+    }
+
+    fn increment_in<C: Cell>(&mut self, item: &[u8], by: i64) -> Result<u64, IncrementError> {
+        // The total is checked first, as RedisBloom 8.12 checks it.
+        let count = changed(self.count, by, MAX_COUNT)?;
+        let mut least = u64::MAX;
         for row in 0..self.depth {
-            least = least.min(self.add(cell(item, row, self.width), by));
+            match self.step::<C>(cell(item, row, self.width), by) {
+                Ok(value) => least = least.min(value),
+                Err(refused) => {
+                    self.undo::<C>(item, row, by);
+                    return Err(refused);
+                }
+            }
         }
-        self.count = self.count.wrapping_add(by);
-        least
+        self.count = count;
+        Ok(least)
+    }
+
+    /// Adds `by` to counter `at` and answers its value; a counter that would leave its range
+    /// is left alone, and the caller puts back the item's rows before it, so that a refused
+    /// increment changes nothing (RedisBloom 8.12 undoes them the same way).
+    #[inline]
+    fn step<C: Cell>(&mut self, at: usize, by: i64) -> Result<u64, IncrementError> {
+        let counters = self.counters.as_mut_slice();
+        let value = changed(C::get(counters, at), by, C::MAX)?;
+        C::set(counters, at, value);
+        Ok(value)
+    }
+
+    /// Puts back the item's counters in the rows before `row`. A refusal is rare, so they are
+    /// hashed again rather than remembered, out of line so that the loop over rows stays small.
+    #[cold]
+    #[inline(never)]
+    fn undo<C: Cell>(&mut self, item: &[u8], row: usize, by: i64) {
+        let counters = self.counters.as_mut_slice();
+        for earlier in 0..row {
+            let at = cell(item, earlier, self.width);
+            C::set(counters, at, C::get(counters, at).wrapping_sub(by as u64));
+        }
     }
 
     /// CMS.INCRBY's items, in order, each answered to `counted` as [`increment`] answers it;
-    /// later items see the earlier ones' increments, as in RedisBloom.
+    /// later items see the earlier ones' increments, and a refused item changes nothing but
+    /// does not stop the others, as in RedisBloom.
     ///
     /// On a large sketch every row of an item is a cache miss. The cells of the next 32
     /// (item, row) pairs are hashed and their lines asked of the CPU before the
@@ -147,50 +225,76 @@ impl CountMinSketch {
     /// is large. The update itself is [`increment`]'s, row by row.
     ///
     /// [`increment`]: CountMinSketch::increment
-    pub fn increment_all<'a>(
+    pub fn increment_all(
         &mut self,
-        items: impl IntoIterator<Item = (&'a [u8], u64)>,
-        mut counted: impl FnMut(u32),
+        items: &[(&[u8], i64)],
+        counted: impl FnMut(Result<u64, IncrementError>),
+    ) {
+        with_cell!(self.cell_size, C => self.increment_all_in::<C>(items, counted));
+    }
+
+    fn increment_all_in<C: Cell>(
+        &mut self,
+        items: &[(&[u8], i64)],
+        mut counted: impl FnMut(Result<u64, IncrementError>),
     ) {
         if self.counters.len() <= CACHED_BYTES {
-            for (item, by) in items {
-                counted(self.increment(item, by));
+            for &(item, by) in items {
+                counted(self.increment_in::<C>(item, by));
             }
             return;
         }
-        let mut cells = Cells::new(items.into_iter(), self.width, self.depth);
+        // The window holds each cell's item by its place in `items`: as small as a cell, so
+        // that a batch of one item costs little more to set up than the cells it hashes.
+        let mut cells =
+            Cells::new(items.iter().enumerate().map(|(at, &(item, _))| (item, at)), self.width, self.depth);
         let mut window = [(0, 0); WINDOW];
-        let (mut row, mut least) = (0, u32::MAX);
+        // The item under way: its increment, and the total after it or why it was refused.
+        let (mut by, mut under_way) = (0, Err(IncrementError::Overflow));
+        let (mut row, mut least) = (0, u64::MAX);
         loop {
-            let filled = cells.fill(&self.counters, &mut window);
+            let filled = cells.fill::<C>(&self.counters, &mut window);
             if filled == 0 {
                 return;
             }
-            for &(cell, by) in window.iter().take(filled) {
-                least = least.min(self.add(cell, by));
+            for &(at, index) in window.iter().take(filled) {
+                if row == 0 {
+                    // Every index is one of `items`: the 0 never happens.
+                    by = items.get(index).map_or(0, |&(_, by)| by);
+                    under_way = changed(self.count, by, MAX_COUNT);
+                }
+                if under_way.is_ok() {
+                    match self.step::<C>(at, by) {
+                        Ok(value) => least = least.min(value),
+                        Err(refused) => {
+                            if let Some(&(item, _)) = items.get(index) {
+                                self.undo::<C>(item, row, by);
+                            }
+                            under_way = Err(refused);
+                        }
+                    }
+                }
                 row += 1;
                 if row == self.depth {
-                    self.count = self.count.wrapping_add(by);
-                    counted(least);
-                    (row, least) = (0, u32::MAX);
+                    counted(under_way.map(|count| {
+                        self.count = count;
+                        least
+                    }));
+                    (row, least) = (0, u64::MAX);
                 }
             }
         }
     }
 
-    /// Adds `by` to counter `cell` and answers the sum. RedisBloom's add wraps and then
-    /// saturates where it wrapped: a saturating add, whatever the size of `by`.
-    #[inline]
-    fn add(&mut self, cell: usize, by: u64) -> u32 {
-        let sum = u32::try_from(u64::from(self.counter(cell)).saturating_add(by)).unwrap_or(u32::MAX);
-        self.set_counter(cell, sum);
-        sum
-    }
-
     /// The item's count: the least of its counters. Never below the item's true count; above
     /// it when other items share all of its counters.
-    pub fn query(&self, item: &[u8]) -> u32 {
-        (0..self.depth).map(|row| self.counter(cell(item, row, self.width))).fold(u32::MAX, u32::min)
+    pub fn query(&self, item: &[u8]) -> u64 {
+        with_cell!(self.cell_size, C => self.query_in::<C>(item))
+    }
+
+    fn query_in<C: Cell>(&self, item: &[u8]) -> u64 {
+        let counters = self.counters.as_slice();
+        (0..self.depth).map(|row| C::get(counters, cell(item, row, self.width))).fold(u64::MAX, u64::min)
     }
 
     /// CMS.QUERY's items, in order, each answered to `answer` as [`query`] answers it, their
@@ -198,27 +302,31 @@ impl CountMinSketch {
     ///
     /// [`query`]: CountMinSketch::query
     /// [`increment_all`]: CountMinSketch::increment_all
-    pub fn query_all<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>, mut answer: impl FnMut(u32)) {
+    pub fn query_all<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>, answer: impl FnMut(u64)) {
+        with_cell!(self.cell_size, C => self.query_all_in::<C>(items.into_iter(), answer));
+    }
+
+    fn query_all_in<'a, C: Cell>(&self, items: impl Iterator<Item = &'a [u8]>, mut answer: impl FnMut(u64)) {
         if self.counters.len() <= CACHED_BYTES {
             for item in items {
-                answer(self.query(item));
+                answer(self.query_in::<C>(item));
             }
             return;
         }
-        let mut cells = Cells::new(items.into_iter().map(|item| (item, ())), self.width, self.depth);
+        let mut cells = Cells::new(items.map(|item| (item, ())), self.width, self.depth);
         let mut window = [(0, ()); WINDOW];
-        let (mut row, mut least) = (0, u32::MAX);
+        let (mut row, mut least) = (0, u64::MAX);
         loop {
-            let filled = cells.fill(&self.counters, &mut window);
+            let filled = cells.fill::<C>(&self.counters, &mut window);
             if filled == 0 {
                 return;
             }
-            for &(cell, ()) in window.iter().take(filled) {
-                least = least.min(self.counter(cell));
+            for &(at, ()) in window.iter().take(filled) {
+                least = least.min(C::get(self.counters.as_slice(), at));
                 row += 1;
                 if row == self.depth {
                     answer(least);
-                    (row, least) = (0, u32::MAX);
+                    (row, least) = (0, u64::MAX);
                 }
             }
         }
@@ -233,43 +341,52 @@ impl CountMinSketch {
     /// Each counter depends only on the counters at its own position, so the destination is
     /// read and written in place.
     pub fn merge(&mut self, sources: &[(MergeSource<'_>, i64)]) -> Result<(), MergeError> {
-        let same = |source: &MergeSource<'_>| match source {
-            MergeSource::Sketch(sketch) => self.same_dimensions(sketch),
-            MergeSource::Destination => true,
-        };
-        if !sources.iter().all(|(source, _)| same(source)) {
-            return Err(MergeError::Dimensions);
-        }
-        let cells = self.width * self.depth;
-        let count = self.merged_count(sources).ok_or(MergeError::Overflow)?;
-        if !(0..cells).all(|cell| self.merged_counter(sources, cell).is_some()) {
-            return Err(MergeError::Overflow);
-        }
-        for cell in 0..cells {
-            if let Some(counter) = self.merged_counter(sources, cell) {
-                self.set_counter(cell, counter);
+        for (source, _) in sources {
+            if let MergeSource::Sketch(sketch) = source {
+                if !self.same_dimensions(sketch) {
+                    return Err(MergeError::Dimensions);
+                }
+                if sketch.cell_size != self.cell_size {
+                    return Err(MergeError::CellSize);
+                }
             }
         }
+        let count = self.merged_count(sources).ok_or(MergeError::Overflow)?;
+        with_cell!(self.cell_size, C => self.merge_in::<C>(sources))?;
         self.count = count;
         Ok(())
     }
 
+    fn merge_in<C: Cell>(&mut self, sources: &[(MergeSource<'_>, i64)]) -> Result<(), MergeError> {
+        let cells = self.width * self.depth;
+        if !(0..cells).all(|cell| self.merged_counter::<C>(sources, cell).is_some()) {
+            return Err(MergeError::Overflow);
+        }
+        for cell in 0..cells {
+            if let Some(counter) = self.merged_counter::<C>(sources, cell) {
+                C::set(self.counters.as_mut_slice(), cell, counter);
+            }
+        }
+        Ok(())
+    }
+
     /// The weighted sum at `cell`, or `None` when a step leaves `i64` or the sum leaves
-    /// the counters' range.
-    fn merged_counter(&self, sources: &[(MergeSource<'_>, i64)], cell: usize) -> Option<u32> {
+    /// the cell's range.
+    fn merged_counter<C: Cell>(&self, sources: &[(MergeSource<'_>, i64)], cell: usize) -> Option<u64> {
         let mut sum = 0i64;
         for &(source, weight) in sources {
-            let counter = match source {
-                MergeSource::Sketch(sketch) => sketch.counter(cell),
-                MergeSource::Destination => self.counter(cell),
+            let counters = match source {
+                MergeSource::Sketch(sketch) => sketch.counters.as_slice(),
+                MergeSource::Destination => self.counters.as_slice(),
             };
-            sum = sum.checked_add(i64::from(counter).checked_mul(weight)?)?;
+            let counter = i64::try_from(C::get(counters, cell)).ok()?;
+            sum = sum.checked_add(counter.checked_mul(weight)?)?;
         }
-        u32::try_from(sum).ok()
+        u64::try_from(sum).ok().filter(|&sum| sum <= C::MAX)
     }
 
     /// The weighted sum of the totals, or `None` when a product or a partial sum leaves
-    /// `i64`, or the sum is negative. A total past `i64::MAX` overflows with any weight but 0.
+    /// `i64`, or the sum is negative: so it never passes `i64::MAX`, as RedisBloom 8.12 caps it.
     fn merged_count(&self, sources: &[(MergeSource<'_>, i64)]) -> Option<u64> {
         let mut sum = 0i64;
         for &(source, weight) in sources {
@@ -281,26 +398,6 @@ impl CountMinSketch {
             sum = sum.checked_add(product)?;
         }
         u64::try_from(sum).ok()
-    }
-
-    /// Counter `cell`. Cells are below `width * depth`, which the array holds: the `None` of
-    /// `get` never happens.
-    #[inline]
-    fn counter(&self, cell: usize) -> u32 {
-        let start = cell * COUNTER_BYTES;
-        self.counters
-            .as_slice()
-            .get(start..start + COUNTER_BYTES)
-            .and_then(|bytes| <[u8; COUNTER_BYTES]>::try_from(bytes).ok())
-            .map_or(0, u32::from_le_bytes)
-    }
-
-    #[inline]
-    fn set_counter(&mut self, cell: usize, value: u32) {
-        let start = cell * COUNTER_BYTES;
-        if let Some(bytes) = self.counters.as_mut_slice().get_mut(start..start + COUNTER_BYTES) {
-            bytes.copy_from_slice(&value.to_le_bytes());
-        }
     }
 
     /// The memory held: the struct and its counters.
@@ -315,9 +412,9 @@ impl CountMinSketch {
     }
 }
 
-/// Bytes of `width * depth` counters of `counter_bytes` each, if an address can hold them.
-pub(super) fn bytes_for(width: u64, depth: u64, counter_bytes: usize) -> Option<usize> {
-    let bytes = width.checked_mul(depth)?.checked_mul(counter_bytes as u64)?;
+/// Bytes of `width * depth` counters of `cell_size`, if an address can hold them.
+pub(super) fn bytes_for(width: u64, depth: u64, cell_size: CellSize) -> Option<usize> {
+    let bytes = width.checked_mul(depth)?.checked_mul(cell_size.bytes() as u64)?;
     usize::try_from(bytes).ok()
 }
 
@@ -340,7 +437,7 @@ impl<'a, I: Iterator<Item = (&'a [u8], P)>, P: Copy> Cells<'a, I, P> {
     /// Fills `window` with the next cells, asking the CPU for each cell's line as it is
     /// hashed; answers how many (0 once every item's rows are out). By the time the caller
     /// reads the first cell, the other lines of the window are on their way.
-    fn fill(&mut self, counters: &ByteArray, window: &mut [(usize, P); WINDOW]) -> usize {
+    fn fill<C: Cell>(&mut self, counters: &ByteArray, window: &mut [(usize, P); WINDOW]) -> usize {
         let mut filled = 0;
         for slot in window.iter_mut() {
             let (item, payload, row) = match self.current {
@@ -351,7 +448,7 @@ impl<'a, I: Iterator<Item = (&'a [u8], P)>, P: Copy> Cells<'a, I, P> {
                 },
             };
             let cell = cell(item, row, self.width);
-            counters.prefetch(cell * COUNTER_BYTES);
+            counters.prefetch(cell * C::BYTES);
             *slot = (cell, payload);
             self.current = Some((item, payload, row + 1));
             filled += 1;

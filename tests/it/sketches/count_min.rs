@@ -1,5 +1,6 @@
-//! CMS.*: every reply RedisBloom's, on the same commands, errors included; and what this
-//! module adds: sizes beyond the budget refused without trying.
+//! CMS.*: every reply RedisBloom 2.8.2's, on the same commands, errors included, where Redis
+//! 8.12 kept it (CMS.INFO is compared without the pair 8.12 added; what 8.12 changed is
+//! `cell_size`'s); and what this module adds: sizes beyond the budget refused without trying.
 
 use super::{assert_same_replies, words, Script};
 use crate::harness::*;
@@ -9,7 +10,8 @@ fn script(lines: &str) -> Script {
 }
 
 /// Every refusal RedisBloom answers, and increments, queries, info and merges on a narrow
-/// sketch where items collide.
+/// sketch where items collide. (Not here: negative increments and counters at their maximum,
+/// which Redis 8.12 answers otherwise.)
 fn refusals_and_merges() -> Script {
     script(
         "CMS.INITBYDIM a 100 5
@@ -36,7 +38,6 @@ fn refusals_and_merges() -> Script {
          CMS.INITBYPROB p2 0.5 0.25
          CMS.INFO p2
          CMS.INCRBY a foo 5 bar 3 foo 2
-         CMS.INCRBY a foo -1
          CMS.INCRBY a foo 1.5
          CMS.INCRBY a foo x
          CMS.INCRBY a foo -0
@@ -81,15 +82,6 @@ fn refusals_and_merges() -> Script {
          CMS.MERGE c 1 a WEIGHTS -1
          CMS.MERGE c 1 a weights 4
          CMS.QUERY c foo bar
-         CMS.INITBYDIM s 10 2
-         CMS.INCRBY s a 4294967295
-         CMS.INCRBY s a 4294967295
-         CMS.INCRBY s a 0
-         CMS.QUERY s a
-         CMS.INFO s
-         CMS.INCRBY s b 9223372036854775807
-         CMS.INCRBY s b 9223372036854775807
-         CMS.INFO s
          SET str x
          CMS.QUERY str a
          CMS.INCRBY str a 1

@@ -76,8 +76,26 @@ fn close(a: f64, b: f64) -> bool {
     a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300)
 }
 
+/// This module's reply as RedisBloom 2.8.2 gives it, where Redis 8.12 only added to it: a
+/// CMS.INFO without its fourth pair, which must be `cell_size` 4 (2.8's only size).
+pub fn as_in_redisbloom_2_8(command: &[String], reply: &Result<Value, String>) -> Result<Value, String> {
+    let is_info = command.first().is_some_and(|name| name.eq_ignore_ascii_case("CMS.INFO"));
+    let default_size = |label: &Value, size: &Value| {
+        *label == Value::SimpleString("cell_size".into()) && *size == Value::Int(4)
+    };
+    match reply {
+        Ok(Value::Array(fields)) if is_info && fields.len() == 8 && default_size(&fields[6], &fields[7]) => {
+            Ok(Value::Array(fields[..6].to_vec()))
+        }
+        Ok(Value::Map(pairs)) if is_info && pairs.len() == 4 && default_size(&pairs[3].0, &pairs[3].1) => {
+            Ok(Value::Map(pairs[..3].to_vec()))
+        }
+        other => other.clone(),
+    }
+}
+
 /// Runs `script` on both servers under both protocols (on fresh databases), and asserts that
-/// every reply is RedisBloom's.
+/// every reply is RedisBloom's (as `as_in_redisbloom_2_8` reads this module's).
 pub fn assert_same_replies(ours: &Server, theirs: &Server, script: &Script) {
     for protocol in [false, true] {
         let connect =
@@ -87,6 +105,7 @@ pub fn assert_same_replies(ours: &Server, theirs: &Server, script: &Script) {
         ok(&mut reference, &["FLUSHALL"]);
         let (got, expected) = (replies(&mut mine, script), replies(&mut reference, script));
         for ((command, got), expected) in script.iter().zip(&got).zip(&expected) {
+            let got = &as_in_redisbloom_2_8(command, got);
             let same = match (got, expected) {
                 (Ok(a), Ok(b)) => same_value(&comparable(command, a), &comparable(command, b)),
                 (a, b) => a == b,
