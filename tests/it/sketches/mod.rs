@@ -12,6 +12,8 @@
 //! read between writes to a digest (its first read then compresses all its nodes, as this
 //! module's view does), so the scripts compared read each digest after its writes.
 
+mod cell_size;
+mod cell_size_records;
 mod count_min;
 mod hostile;
 mod persistence;

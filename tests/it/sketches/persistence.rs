@@ -127,13 +127,24 @@ fn sketches_survive_reload_restart_aof_and_copy() {
     let mut con = server.connection();
     assert_eq!(snapshot(&mut con), before, "after an AOF rewrite and restart");
 
+    survives_save_restart_and_copy(&mut server, &KEYS, snapshot, &before);
+}
+
+/// SAVE, a restart from the RDB alone (the AOF turned off), then COPY of each key: the
+/// server answers `snapshot` as `before`, and each copy digests as its key.
+pub fn survives_save_restart_and_copy<S: PartialEq + std::fmt::Debug>(
+    server: &mut Server,
+    keys: &[&str],
+    snapshot: impl Fn(&mut Connection) -> S,
+    before: &S,
+) {
+    let mut con = server.connection();
     ok(&mut con, &["SAVE"]);
     ok(&mut con, &["CONFIG", "SET", "appendonly", "no"]);
     server.restart_with_module_args(&[]);
     let mut con = server.connection();
-    assert_eq!(snapshot(&mut con), before, "after SAVE and restart");
-
-    for key in KEYS {
+    assert_eq!(&snapshot(&mut con), before, "after SAVE and restart");
+    for key in keys {
         let copy = format!("{key}:copy");
         assert_eq!(ok(&mut con, &["COPY", key, &copy]), Value::Int(1));
         assert_eq!(digest(&mut con, &copy), digest(&mut con, key), "COPY of {key}");
