@@ -14,12 +14,14 @@ pub mod shared {
 /// BF.* arguments.
 #[path = "../../src/bloom"]
 pub mod bloom {
+    pub mod error;
     pub mod parse;
 }
 
 /// CF.* arguments.
 #[path = "../../src/cuckoo"]
 pub mod cuckoo {
+    pub mod error;
     pub mod parse;
 }
 
