@@ -323,9 +323,11 @@ def sketch_input(name, version, values):
 
 
 def count_min_versions(values):
-    """Version 0 records of Count-Min sketches as the later encodings (Redis 8.12's RedisBloom)
-    would hold them: version 1 adds the cell size after the count, its string holding counters
-    of that size; version 2 then the hash version and seed after the string."""
+    """Version 0 records of Count-Min sketches as the later encodings would hold them: version 1
+    (Redis 8.12's RedisBloom) adds the cell size after the count, its string holding counters
+    of that size; version 2 (a later pull request) then the hash version and seed after the
+    string. And records the loader must refuse, as 8.12's does: a cell size never allowed, an
+    8-byte counter past i64::MAX, a total past i64::MAX."""
     width, depth, count, counters = values
     cells = [struct.unpack_from("<I", counters[1], 4 * n)[0] for n in range(len(counters[1]) // 4)]
     out = {}
@@ -335,6 +337,11 @@ def count_min_versions(values):
         stored = ("string", b"".join(struct.pack(code, cell) for cell in cells))
         out[f"v1-cell{size}"] = (1, [width, depth, count, ("unsigned", size), stored])
         out[f"v2-cell{size}"] = (2, [width, depth, count, ("unsigned", size), stored, ("unsigned", 0), ("unsigned", 0)])
+    out["v1-cell3"] = (1, [width, depth, count, ("unsigned", 3), counters])
+    past = [1 << 63] + cells[1:]
+    out["v1-cell8-counter-past-max"] = (1, [width, depth, count, ("unsigned", 8),
+                                            ("string", b"".join(struct.pack("<Q", cell) for cell in past))])
+    out["v0-count-past-max"] = (0, [width, depth, ("unsigned", 1 << 63), counters])
     return out
 
 

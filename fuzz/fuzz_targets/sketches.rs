@@ -12,10 +12,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redbloom_fuzz::core::count_min::{CountMinSketch, MergeSource};
+use redbloom_fuzz::core::bloom::window::WindowFilter;
+use redbloom_fuzz::core::count_min::{CellSize, CountMinSketch, MergeSource};
 use redbloom_fuzz::core::decode::{Persistent, Record, RecordValue};
 use redbloom_fuzz::core::t_digest::{AddError, TDigest};
-use redbloom_fuzz::core::bloom::window::WindowFilter;
 use redbloom_fuzz::core::top_k::TopK;
 
 /// What a record may load into: small, as in the cuckoo target, so that each run is quick.
@@ -84,32 +84,49 @@ fn round_trip<T: Persistent>(value: &T, max_bytes: usize) {
     if let Some(clone) = value.try_clone() {
         assert!(same(&record, &saved(&clone)), "a copy saves another record");
     }
+    // The record a RESTORE payload carries, perhaps of an older version, loads as the value.
+    let mut portable = Record::default();
+    let version = value.save_portable(&mut portable);
+    let copy = T::load_rdb(version, &mut portable, max_bytes)
+        .unwrap_or_else(|error| panic!("its own portable record refused: {error:?}"));
+    assert!(portable.0.is_empty(), "values left after the load of the portable record");
+    assert!(same(&record, &saved(&copy)), "the portable record loads as another value");
     let _ = value.memory_bytes();
 }
 
 fn count_min(mut sketch: CountMinSketch) {
+    let max = sketch.cell_size().max() as i64;
     for (n, &item) in ITEMS.iter().enumerate() {
-        let by = [0, 1, 7, u64::from(u32::MAX), u64::MAX][n % 5];
-        let counted = sketch.increment(item, by);
-        assert_eq!(sketch.query(item), counted, "a query right after an increment");
+        let by = [0, 1, 7, max, i64::MAX, -1, -max, i64::MIN][n % 8];
+        let before = saved(&sketch);
+        match sketch.increment(item, by) {
+            Ok(counted) => assert_eq!(sketch.query(item), counted, "a query right after an increment"),
+            Err(_) => assert!(same(&before, &saved(&sketch)), "a refused increment changed the sketch"),
+        }
+        assert!(sketch.count() <= i64::MAX as u64, "a total past i64::MAX");
     }
     // The batched paths (which prefetch on large sketches) answer as the single ones.
+    let items: Vec<(&[u8], i64)> =
+        ITEMS.iter().zip([3, -1, max, 2, -5, 3, 1, -2]).map(|(&i, by)| (i, by)).collect();
     let mut single = sketch.try_clone();
     let mut counted = Vec::new();
-    sketch.increment_all(ITEMS.iter().map(|&item| (item, 3)), |count| counted.push(count));
+    sketch.increment_all(&items, |count| counted.push(count));
     if let Some(single) = &mut single {
-        let one_by_one: Vec<u32> = ITEMS.iter().map(|&item| single.increment(item, 3)).collect();
+        let one_by_one: Vec<_> = items.iter().map(|&(item, by)| single.increment(item, by)).collect();
         assert_eq!(counted, one_by_one, "increment_all counted otherwise than increment");
         assert!(same(&saved(&sketch), &saved(single)), "increment_all made another sketch than increment");
     }
     let mut queried = Vec::new();
     sketch.query_all(ITEMS.iter().copied(), |count| queried.push(count));
-    let one_by_one: Vec<u32> = ITEMS.iter().map(|&item| sketch.query(item)).collect();
+    let one_by_one: Vec<u64> = ITEMS.iter().map(|&item| sketch.query(item)).collect();
     assert_eq!(queried, one_by_one, "query_all answered otherwise than query");
 
-    // Fails only when the total is past i64::MAX (RedisBloom's merge arithmetic is signed).
+    // Always succeeds: the total and every counter are within their ranges already.
     let before = saved(&sketch);
-    let _ = sketch.merge(&[(MergeSource::Destination, 1)]);
+    assert!(
+        sketch.merge(&[(MergeSource::Destination, 1)]).is_ok(),
+        "a merge of itself alone, weight 1, failed"
+    );
     assert!(same(&before, &saved(&sketch)), "a merge of itself alone, weight 1, changed it");
     if let Some(copy) = sketch.try_clone() {
         for weights in [[2, -1], [1, 1], [0, 0], [-1, 0], [i64::MAX, 1], [i64::MIN, -1]] {
@@ -119,33 +136,40 @@ fn count_min(mut sketch: CountMinSketch) {
                 assert!(same(&before, &saved(&sketch)), "a merge that failed changed the sketch");
             }
         }
-        if let Ok(other) = CountMinSketch::new(copy.width() + 1, copy.depth(), GROWN_BUDGET) {
+        let cell_size = copy.cell_size();
+        if let Ok(other) = CountMinSketch::new(copy.width() + 1, copy.depth(), cell_size, GROWN_BUDGET) {
+            assert!(sketch.merge(&[(MergeSource::Sketch(&other), 1)]).is_err());
+        }
+        let other_size = if cell_size == CellSize::One { CellSize::Eight } else { CellSize::One };
+        if let Ok(other) = CountMinSketch::new(copy.width(), copy.depth(), other_size, GROWN_BUDGET) {
             assert!(sketch.merge(&[(MergeSource::Sketch(&other), 1)]).is_err());
         }
     }
     let _ = sketch.count();
     round_trip(&sketch, GROWN_BUDGET);
-    batches_on_a_large_sketch(sketch.depth());
+    batches_on_a_large_sketch(sketch.depth(), sketch.cell_size());
 }
 
 /// A record's string holds at most 64 KiB of counters here, below the size at which
 /// `increment_all` and `query_all` take their prefetching path: that path runs on a sketch of
-/// the loaded depth made just large enough, and must answer as the single operations do.
-fn batches_on_a_large_sketch(depth: u64) {
+/// the loaded depth and cell size made just large enough, and must answer as the single
+/// operations do, refusals included.
+fn batches_on_a_large_sketch(depth: u64, cell_size: CellSize) {
     const PREFETCHED_BYTES: u64 = 300 << 10;
-    let width = PREFETCHED_BYTES.div_ceil(4 * depth);
-    let Ok(mut batched) = CountMinSketch::new(width, depth, GROWN_BUDGET) else { return };
+    let width = PREFETCHED_BYTES.div_ceil(cell_size.bytes() as u64 * depth);
+    let Ok(mut batched) = CountMinSketch::new(width, depth, cell_size, GROWN_BUDGET) else { return };
     let Some(mut single) = batched.try_clone() else { return };
-    let items: Vec<(&[u8], u64)> =
-        ITEMS.iter().zip([1, 2, 3, u64::MAX, 5, 6, 7, 8]).map(|(&i, by)| (i, by)).collect();
+    let max = cell_size.max() as i64;
+    let items: Vec<(&[u8], i64)> =
+        ITEMS.iter().zip([1, 2, max, i64::MAX, -5, 6, -1, 8]).map(|(&i, by)| (i, by)).collect();
     let mut counted = Vec::new();
-    batched.increment_all(items.iter().copied(), |count| counted.push(count));
-    let one_by_one: Vec<u32> = items.iter().map(|&(item, by)| single.increment(item, by)).collect();
+    batched.increment_all(&items, |count| counted.push(count));
+    let one_by_one: Vec<_> = items.iter().map(|&(item, by)| single.increment(item, by)).collect();
     assert_eq!(counted, one_by_one, "increment_all counted otherwise than increment, prefetching");
     assert!(same(&saved(&batched), &saved(&single)), "increment_all made another sketch, prefetching");
     let mut queried = Vec::new();
     batched.query_all(ITEMS.iter().copied(), |count| queried.push(count));
-    let one_by_one: Vec<u32> = ITEMS.iter().map(|&item| batched.query(item)).collect();
+    let one_by_one: Vec<u64> = ITEMS.iter().map(|&item| batched.query(item)).collect();
     assert_eq!(queried, one_by_one, "query_all answered otherwise than query, prefetching");
 }
 
