@@ -32,14 +32,14 @@ impl Key {
     /// another type.
     pub fn get<V: StoredValue>(&self) -> Result<Option<&V>, CommandError> {
         let Some(found) = self.typed_value()? else { return Ok(None) };
-        let value = as_value::<V>(found).ok_or(CommandError::WrongType)?;
+        let value = as_value::<V>(found)?;
         // SAFETY: see `typed_value`.
         Ok(value.map(|value| unsafe { &*value }))
     }
 
     pub fn get_mut<V: StoredValue>(&mut self) -> Result<Option<&mut V>, CommandError> {
         let Some(found) = self.typed_value()? else { return Ok(None) };
-        let value = as_value::<V>(found).ok_or(CommandError::WrongType)?;
+        let value = as_value::<V>(found)?;
         // SAFETY: see `typed_value`; `&mut self` keeps any other reference out.
         Ok(value.map(|value| unsafe { &mut *value }))
     }
@@ -49,10 +49,10 @@ impl Key {
     pub fn get_either<A: StoredValue, B: StoredValue>(&self) -> Result<Option<Either<&A, &B>>, CommandError> {
         let Some(found) = self.typed_value()? else { return Ok(None) };
         // SAFETY (both): see `typed_value`.
-        if let Some(value) = as_value::<A>(found) {
+        if let Ok(value) = as_value::<A>(found) {
             return Ok(value.map(|value| Either::First(unsafe { &*value })));
         }
-        let value = as_value::<B>(found).ok_or(CommandError::WrongType)?;
+        let value = as_value::<B>(found)?;
         Ok(value.map(|value| Either::Second(unsafe { &*value })))
     }
 
@@ -61,10 +61,10 @@ impl Key {
     ) -> Result<Option<Either<&mut A, &mut B>>, CommandError> {
         let Some(found) = self.typed_value()? else { return Ok(None) };
         // SAFETY (both): see `typed_value`; `&mut self` keeps any other reference out.
-        if let Some(value) = as_value::<A>(found) {
+        if let Ok(value) = as_value::<A>(found) {
             return Ok(value.map(|value| Either::First(unsafe { &mut *value })));
         }
-        let value = as_value::<B>(found).ok_or(CommandError::WrongType)?;
+        let value = as_value::<B>(found)?;
         Ok(value.map(|value| Either::Second(unsafe { &mut *value })))
     }
 
@@ -140,13 +140,16 @@ impl Key {
     }
 }
 
-/// The module value a key holds as a `V`, if it is of one of `V`'s types: `Some(None)` for a
-/// null value (none is ever stored, but the pointer is Redis's).
+/// The module value a key holds as a `V`: `Err(WrongType)` unless it is of one of `V`'s
+/// types, `Ok(None)` for a null value (none is ever stored, but the pointer is Redis's).
 fn as_value<V: StoredValue>(
     (value_type, value): (*mut raw::RedisModuleType, *mut c_void),
-) -> Option<Option<*mut V>> {
-    let is_v = V::data_types().any(|data_type| value_type == *data_type.raw_type.borrow());
-    is_v.then(|| (!value.is_null()).then(|| value.cast::<V>()))
+) -> Result<Option<*mut V>, CommandError> {
+    if V::data_types().any(|data_type| value_type == *data_type.raw_type.borrow()) {
+        Ok((!value.is_null()).then(|| value.cast::<V>()))
+    } else {
+        Err(CommandError::WrongType)
+    }
 }
 
 /// What a key of a two-type family holds.
