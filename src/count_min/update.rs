@@ -16,27 +16,32 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
         return Err(CommandError::WrongArity);
     }
     let mut key = call.open_key_for_writing();
-    if key.get::<CountMinSketch>()?.is_none() {
-        return Err(CmsError::KeyMissing.into());
-    }
-    let mut pairs = Vec::with_capacity((call.argc() - 2) / 2);
-    for index in (2..call.argc()).step_by(2) {
-        let by = match parse::integer(call.arg(index + 1)) {
-            // RedisBloom 8.12 refuses the one increment whose size is no i64.
-            Some(i64::MIN) => return Err(CmsError::InvalidIncrement.into()),
-            Some(by) => by,
-            None => return Err(CmsError::BadNumber.into()),
-        };
-        pairs.push((call.arg(index), by));
-    }
     let sketch = key.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
+    let increment_at = |index: usize| match parse::integer(call.arg(index + 1)) {
+        // RedisBloom 8.12 refuses the one increment whose size is no i64.
+        Some(i64::MIN) => Err(CmsError::InvalidIncrement),
+        Some(by) => Ok(by),
+        None => Err(CmsError::BadNumber),
+    };
     let reply = |counted: Result<u64, IncrementError>| match counted {
         Ok(count) => call.reply_integer(i64::try_from(count).unwrap_or(i64::MAX)),
         Err(refused) => call.reply_error(refused.into()),
     };
-    call.reply_array(pairs.len());
-    sketch.increment_all(&pairs, reply);
-    METRICS.count_adds(pairs.len());
+    let pairs = (call.argc() - 2) / 2;
+    if pairs == 1 {
+        // One pair needs no list, nor the batch's prefetching.
+        let by = increment_at(2)?;
+        call.reply_array(1);
+        reply(sketch.increment(call.arg(2), by));
+    } else {
+        let mut list = Vec::with_capacity(pairs);
+        for index in (2..call.argc()).step_by(2) {
+            list.push((call.arg(index), increment_at(index)?));
+        }
+        call.reply_array(list.len());
+        sketch.increment_all(&list, reply);
+    }
+    METRICS.count_adds(pairs);
     call.replicate_verbatim();
     call.notify(c"cms.incrby");
     Ok(())
