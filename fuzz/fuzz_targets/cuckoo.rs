@@ -53,6 +53,10 @@ impl RdbSource for Input<'_> {
         self.tagged(0).map(|bytes| u64::from_le_bytes(bytes.try_into().unwrap()))
     }
 
+    fn signed(&mut self) -> Result<i64, DecodeError> {
+        Err(DecodeError::Malformed("no signed value in a cuckoo filter's record"))
+    }
+
     fn double(&mut self) -> Result<f64, DecodeError> {
         Err(DecodeError::Malformed("no double in a cuckoo filter's record"))
     }

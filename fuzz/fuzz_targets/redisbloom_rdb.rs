@@ -32,6 +32,10 @@ impl RdbSource for Input<'_> {
         self.tagged(0).map(u64::from_le_bytes)
     }
 
+    fn signed(&mut self) -> Result<i64, DecodeError> {
+        Err(DecodeError::Malformed("no signed value in a Bloom filter's record"))
+    }
+
     fn double(&mut self) -> Result<f64, DecodeError> {
         self.tagged(1).map(f64::from_le_bytes)
     }
