@@ -17,8 +17,7 @@
 //! - [`dump_payload`](mod@dump_payload): such a record as the DUMP payload RESTORE takes, which
 //!   the AOF rewrite of those types writes;
 //! - [`murmur`]: RedisBloom's hashes (MurmurHash2 and MurmurHash64A), which its Bloom format,
-//!   cuckoo filters, Count-Min and Top-K use, and MurmurHash2 under a sketch's row seeds at once;
-//! - [`reduce`]: a sketch's modulo by its width, by multiplication.
+//!   cuckoo filters, Count-Min and Top-K use.
 
 pub mod bloom;
 pub mod bytes;
@@ -27,6 +26,5 @@ pub mod cuckoo;
 pub mod decode;
 pub mod dump_payload;
 pub mod murmur;
-pub mod reduce;
 pub mod t_digest;
 pub mod top_k;

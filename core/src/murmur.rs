@@ -1,6 +1,5 @@
 //! Austin Appleby's MurmurHash2 (32-bit) and MurmurHash64A, the hashes RedisBloom's
-//! filters and sketches are built on, the pair of values its double hashing derives from
-//! them, and MurmurHash2 under many seeds at once (a sketch's rows).
+//! filters are built on, and the pair of values its double hashing derives from them.
 //!
 //! Both hashes read the item in little-endian words, which is also how RedisBloom reads them
 //! on the x86-64 and ARM64 servers that wrote the data.
@@ -88,60 +87,9 @@ pub fn murmur2(key: &[u8], seed: u32) -> u32 {
     h ^ (h >> 15)
 }
 
-/// MurmurHash2 of one key under several seeds: `hashes[i]` becomes `murmur2(key, seeds[i])`.
-/// A word's mixing does not depend on the seed, so each word is mixed once and folded into
-/// every seed's running hash, which the compiler can keep in vector lanes: a Top-K item
-/// hashed for all its rows costs little more than one hash. `hashes` is as long
-/// as `seeds` (extra entries on either side are left alone).
-pub fn murmur2_seeded(key: &[u8], seeds: &[u32], hashes: &mut [u32]) {
-    const M: u32 = 0x5bd1_e995;
-    const R: u32 = 24;
-    let len = seeds.len().min(hashes.len());
-    let hashes = &mut hashes[..len];
-    for (h, &seed) in hashes.iter_mut().zip(seeds) {
-        *h = seed ^ key.len() as u32;
-    }
-    let mut words = key.chunks_exact(4);
-    for word in &mut words {
-        let mut k = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        for h in hashes.iter_mut() {
-            *h = h.wrapping_mul(M) ^ k;
-        }
-    }
-    let tail = words.remainder();
-    if !tail.is_empty() {
-        let bytes =
-            tail.iter().enumerate().fold(0, |bytes, (index, &byte)| bytes ^ u32::from(byte) << (8 * index));
-        for h in hashes.iter_mut() {
-            *h = (*h ^ bytes).wrapping_mul(M);
-        }
-    }
-    for h in hashes.iter_mut() {
-        *h ^= *h >> 13;
-        *h = h.wrapping_mul(M);
-        *h ^= *h >> 15;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    proptest::proptest! {
-        #[test]
-        fn seeded_hashes_are_each_seeds_hash(
-            key in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
-            seeds in proptest::collection::vec(proptest::num::u32::ANY, 0..12),
-        ) {
-            let mut hashes = vec![0; seeds.len()];
-            murmur2_seeded(&key, &seeds, &mut hashes);
-            let one_by_one: Vec<u32> = seeds.iter().map(|&seed| murmur2(&key, seed)).collect();
-            proptest::prop_assert_eq!(hashes, one_by_one);
-        }
-    }
 
     #[test]
     fn empty_input_with_seed_zero_hashes_to_zero() {

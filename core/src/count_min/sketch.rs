@@ -4,8 +4,7 @@
 
 use super::cell::{with_cell, Cell, CellSize};
 use crate::bytes::ByteArray;
-use crate::murmur::{murmur2, murmur2_seeded};
-use crate::reduce::Modulus;
+use crate::murmur::murmur2;
 
 /// Cells whose cache lines a batch asks for before it touches the first: a few more misses
 /// than a core keeps in flight, on the stack so that a batch allocates nothing.
@@ -78,27 +77,7 @@ pub struct CountMinSketch {
     count: u64,
     /// `width * depth` counters of `cell_size` bytes, each within the cell's maximum.
     counters: ByteArray,
-    /// The width as a divisor, for sketches whose cells are found in one pass over the item
-    /// (see [`CountMinSketch::locate`]); `None` for the others.
-    at_once: Option<Modulus>,
 }
-
-/// The most rows whose cells are found in one pass over the item: every row's hash is
-/// MurmurHash2 of the same item, seeded with the row, so the item's words are mixed once for
-/// all of them ([`murmur2_seeded`]). A deeper sketch (a very small INITBYPROB probability)
-/// hashes row by row.
-const ROWS_AT_ONCE: usize = 16;
-
-/// The row seeds, 0 to [`ROWS_AT_ONCE`] - 1.
-const ROW_SEEDS: [u32; ROWS_AT_ONCE] = {
-    let mut seeds = [0; ROWS_AT_ONCE];
-    let mut row = 0;
-    while row < ROWS_AT_ONCE {
-        seeds[row] = row as u32;
-        row += 1;
-    }
-    seeds
-};
 
 /// The cell an item lands in, in `row` of a sketch of this `width`.
 #[inline]
@@ -154,21 +133,7 @@ impl CountMinSketch {
     ) -> CountMinSketch {
         debug_assert_eq!(Some(counters.len()), bytes_for(width as u64, depth as u64, cell_size));
         debug_assert!(count <= MAX_COUNT);
-        let at_once = u32::try_from(width).ok().and_then(Modulus::new).filter(|_| depth <= ROWS_AT_ONCE);
-        CountMinSketch { width, depth, cell_size, count, counters, at_once }
-    }
-
-    /// The item's cell in each row, into `cells`, from one pass over the item; `false`, with
-    /// nothing found, for a sketch deeper than [`ROWS_AT_ONCE`] or wider than 32 bits.
-    #[inline]
-    fn locate(&self, item: &[u8], cells: &mut [usize; ROWS_AT_ONCE]) -> bool {
-        let Some(width) = self.at_once else { return false };
-        let mut hashes = [0; ROWS_AT_ONCE];
-        murmur2_seeded(item, &ROW_SEEDS[..self.depth], &mut hashes);
-        for (row, (cell, &hash)) in cells.iter_mut().zip(&hashes[..self.depth]).enumerate() {
-            *cell = width.reduce(hash) as usize + row * self.width;
-        }
-        true
+        CountMinSketch { width, depth, cell_size, count, counters }
     }
 
     /// Counters per row.
@@ -212,13 +177,9 @@ impl CountMinSketch {
     fn increment_in<C: Cell>(&mut self, item: &[u8], by: i64) -> Result<u64, IncrementError> {
         // The total is checked first, as RedisBloom 8.12 checks it.
         let count = changed(self.count, by, MAX_COUNT)?;
-        let mut cells = [0; ROWS_AT_ONCE];
-        let located = self.locate(item, &mut cells);
         let mut least = u64::MAX;
         for row in 0..self.depth {
-            let at =
-                cells.get(row).copied().filter(|_| located).unwrap_or_else(|| cell(item, row, self.width));
-            match self.step::<C>(at, by) {
+            match self.step::<C>(cell(item, row, self.width), by) {
                 Ok(value) => least = least.min(value),
                 Err(refused) => {
                     self.undo::<C>(item, row, by);
@@ -333,10 +294,6 @@ impl CountMinSketch {
 
     fn query_in<C: Cell>(&self, item: &[u8]) -> u64 {
         let counters = self.counters.as_slice();
-        let mut cells = [0; ROWS_AT_ONCE];
-        if self.locate(item, &mut cells) {
-            return cells[..self.depth].iter().map(|&at| C::get(counters, at)).fold(u64::MAX, u64::min);
-        }
         (0..self.depth).map(|row| C::get(counters, cell(item, row, self.width))).fold(u64::MAX, u64::min)
     }
 

@@ -4,8 +4,7 @@
 use super::decay::{Decay, Decayed, Rng};
 use super::params::{Parameter, SizeError};
 use crate::bytes::{AllocationFailed, ByteArray};
-use crate::murmur::{murmur2, murmur2_seeded};
-use crate::reduce::Modulus;
+use crate::murmur::murmur2;
 
 /// RedisBloom's `Bucket`: fingerprint, then count, both `u32` little-endian.
 pub(super) const BUCKET_BYTES: usize = 8;
@@ -66,25 +65,6 @@ fn fingerprint(item: &[u8]) -> u32 {
 /// which wraps only for sketches of more than 32 GiB; this never wraps).
 fn bucket_index(item: &[u8], row: u32, width: u32) -> usize {
     row as usize * width as usize + (murmur2(item, row) % width) as usize
-}
-
-/// The item's fingerprint, and its bucket's index in each row `indexes` is long (at most
-/// [`PREFETCH_BUCKETS`]), from one pass over the item: RedisBloom hashes it once per row with
-/// the row as seed, and once more for the fingerprint, the same hash every time but for the
-/// seed.
-fn locate(item: &[u8], width: Modulus, indexes: &mut [usize]) -> u32 {
-    debug_assert!(indexes.len() <= PREFETCH_BUCKETS, "callers take the row-by-row path past it");
-    let rows = indexes.len().min(PREFETCH_BUCKETS);
-    let mut seeds = [FINGERPRINT_SEED; PREFETCH_BUCKETS + 1];
-    for (row, seed) in seeds[1..=rows].iter_mut().enumerate() {
-        *seed = row as u32;
-    }
-    let mut hashes = [0; PREFETCH_BUCKETS + 1];
-    murmur2_seeded(item, &seeds[..=rows], &mut hashes);
-    for (row, (index, &hash)) in indexes.iter_mut().zip(&hashes[1..=rows]).enumerate() {
-        *index = row * width.divisor() as usize + width.reduce(hash) as usize;
-    }
-    hashes[0]
 }
 
 fn read_u32(bytes: &[u8], offset: usize) -> u32 {
@@ -300,15 +280,8 @@ impl TopK {
     /// Fails only when its copy of the item cannot be allocated: the buckets have counted the
     /// item then, the heap is as it was.
     pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
-        let (depth, width) = (self.depth as usize, self.width);
-        match Modulus::new(width).filter(|_| depth <= PREFETCH_BUCKETS) {
-            Some(modulus) => {
-                let mut indexes = [0; PREFETCH_BUCKETS];
-                let fingerprint = locate(item, modulus, &mut indexes[..depth]);
-                self.add_hashed(item, increment, fingerprint, |row| indexes[row as usize])
-            }
-            None => self.add_hashed(item, increment, fingerprint(item), |row| bucket_index(item, row, width)),
-        }
+        let width = self.width;
+        self.add_hashed(item, increment, fingerprint(item), |row| bucket_index(item, row, width))
     }
 
     /// Adds every item in order, as [`TopK::add`] does (each result depends on the adds before
@@ -320,12 +293,12 @@ impl TopK {
         mut each: impl FnMut(Expelled),
     ) {
         let depth = self.depth as usize;
-        let Some(modulus) = Modulus::new(self.width).filter(|_| depth <= PREFETCH_BUCKETS) else {
+        if depth > PREFETCH_BUCKETS {
             for (item, increment) in items {
                 each(self.add(item, increment));
             }
             return;
-        };
+        }
         let per_batch = PREFETCH_BUCKETS / depth;
         let mut batch: [(&[u8], u32, u32); PREFETCH_BUCKETS] = [(&[], 0, 0); PREFETCH_BUCKETS];
         let mut indexes = [0usize; PREFETCH_BUCKETS];
@@ -333,9 +306,10 @@ impl TopK {
         loop {
             let mut len = 0;
             for (item, increment) in items.by_ref().take(per_batch) {
-                let rows = &mut indexes[len * depth..(len + 1) * depth];
-                batch[len] = (item, increment, locate(item, modulus, rows));
-                for &index in rows.iter() {
+                batch[len] = (item, increment, fingerprint(item));
+                for row in 0..self.depth {
+                    let index = bucket_index(item, row, self.width);
+                    indexes[len * depth + row as usize] = index;
                     self.buckets.prefetch(index * BUCKET_BYTES);
                 }
                 len += 1;
