@@ -13,6 +13,26 @@ fn bf_bytes(con: &mut Connection) -> i64 {
     info_field(con, "bf", "bf_bytes").and_then(|value| value.parse().ok()).expect("INFO bf has bf_bytes")
 }
 
+/// Waits until `INFO bf` holds a tenth of `bytes` or less. The last generation expires at most
+/// a window and a span after the last add, and its memory is returned within a span and a
+/// second of that.
+fn wait_for_memory_back(con: &mut Connection, bytes: i64, added: &Added, window_ms: u64, span: Duration) {
+    let deadline =
+        added.answered + Duration::from_millis(window_ms) + span + span + Duration::from_secs(1) + MARGIN;
+    loop {
+        let now_bytes = bf_bytes(con);
+        if now_bytes < bytes / 10 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "bf_bytes still {now_bytes} (was {bytes}) {:?} after the last add",
+            added.answered.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn items_are_found_for_a_window_after_their_latest_add_and_forgotten_after() {
     const WINDOW: u64 = 1500;
@@ -141,22 +161,7 @@ fn memory_of_expired_generations_is_returned_while_the_key_is_idle() {
     assert!(usage > 20_000 && bytes > 20_000, "MEMORY USAGE {usage}, bf_bytes {bytes} for 20000 items");
 
     // From here nothing names the key until the memory is back: INFO alone.
-    // The generation expires at most a window and a span after the add, and its memory is
-    // returned within a span and a second of that.
-    let deadline =
-        added.answered + Duration::from_millis(WINDOW) + span + span + Duration::from_secs(1) + MARGIN;
-    loop {
-        let now_bytes = bf_bytes(&mut con);
-        if now_bytes < bytes / 10 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "bf_bytes still {now_bytes} (was {bytes}) {:?} after the last add",
-            added.answered.elapsed()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_memory_back(&mut con, bytes, &added, WINDOW, span);
     eprintln!("memory returned at most {:?} after the last add", added.sent.elapsed());
     let after = int(&mut con, &["MEMORY", "USAGE", "idle"]);
     assert!(after < usage / 10, "MEMORY USAGE {after}, was {usage}");
@@ -192,20 +197,7 @@ fn memory_is_returned_from_filters_under_new_names_while_idle() {
     assert!(bytes > 4 * 20_000, "bf_bytes {bytes} for four filters of 20000 items");
 
     let added = last_add.expect("four filters were filled");
-    let deadline =
-        added.answered + Duration::from_millis(WINDOW) + span + span + Duration::from_secs(1) + MARGIN;
-    loop {
-        let now_bytes = bf_bytes(&mut con);
-        if now_bytes < bytes / 10 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "bf_bytes still {now_bytes} (was {bytes}) {:?} after the last add",
-            added.answered.elapsed()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_memory_back(&mut con, bytes, &added, WINDOW, span);
     for key in ["renamed:to", "copied:to", "restored:to"] {
         assert_eq!(ok(&mut con, &["TYPE", key]), simple(TYPE_NAME), "{key} stays, empty");
     }
