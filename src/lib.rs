@@ -14,6 +14,7 @@ mod cuckoo;
 mod shared;
 mod t_digest;
 mod top_k;
+mod window;
 
 use redis_module::native_types::RedisType;
 use redis_module::{decode_args, raw, Context, RedisString, Status, MODULE_CONTEXT};

@@ -2,7 +2,7 @@
 //! source of an RDB record's values. Decoders trust nothing they read: every field is checked
 //! before it is used, and nothing is allocated for a record that is refused.
 
-use crate::bytes::ByteArray;
+use crate::bytes::{AllocationFailed, ByteArray};
 
 /// Why stored data (a header, an RDB record) was refused. Nothing of it is kept: the caller
 /// answers an error or fails the load.
@@ -14,6 +14,12 @@ pub enum DecodeError {
     TooLarge,
     /// The allocator had no memory for it.
     OutOfMemory,
+}
+
+impl From<AllocationFailed> for DecodeError {
+    fn from(_: AllocationFailed) -> DecodeError {
+        DecodeError::OutOfMemory
+    }
 }
 
 /// The values of an RDB record, read in order. Each read fails on a short or corrupt file.

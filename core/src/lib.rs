@@ -28,3 +28,4 @@ pub mod dump_payload;
 pub mod murmur;
 pub mod t_digest;
 pub mod top_k;
+pub mod window;

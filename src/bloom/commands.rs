@@ -1,13 +1,14 @@
 //! The BF.* commands as Redis is told of them: name, handler, arity, flags, key use,
 //! arguments, complexity and summary. The contract they keep is `docs/bf-commands.md`.
 
-use super::window::rotation;
 use super::{add, dump, info, query, reserve};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
 use crate::shared::docs::{
     argument, choice, keyword, Argument, Kind, CAPACITY, ERROR, EXPANSION, ITEMS, ITEMS_KEYWORD, KEY,
     KEY_ONLY, LOADCHUNK, MANY_ITEMS, NOCREATE, ONE_ITEM, SCANDUMP,
 };
+use crate::window::rotation::rotate_command;
+use redbloom_core::bloom::window::WindowFilter;
 
 const FORMATS: &[Argument] = &[choice(c"redbloom", c"REDBLOOM"), choice(c"redisbloom", c"REDISBLOOM")];
 const FORMAT: Argument = keyword(c"format", c"FORMAT", Kind::OneOf(FORMATS));
@@ -93,7 +94,7 @@ pub const COMMANDS: &[Command] = command_table! {
         summary: c"Restores a Bloom filter from SCANDUMP chunks",
     }
     // Sent by a master to its replicas and the AOF, never by a client: refused otherwise.
-    c"bf.rotate" => rotation::rotate {
+    c"bf.rotate" => rotate_command::<WindowFilter> {
         arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
         complexity: c"O(g), where g is the number of generations",
         summary: c"Applies a master's rotation of a windowed filter (replication only)",

@@ -1,8 +1,9 @@
-//! The BF.* family's error texts (plain and windowed filters), exactly as the contract
-//! (`docs/bf-commands.md`) and RedisBloom word them; the texts the CF.* family answers too are
-//! `shared::error`'s.
+//! The BF.* family's error texts, exactly as the contract (`docs/bf-commands.md`) and
+//! RedisBloom word them; the texts the CF.* family answers too are `shared::error`'s, and the
+//! window grammar's `window::error`'s.
 
 use crate::shared::error::CommandError;
+use crate::window::error::WindowError;
 use redbloom_core::bloom::encoding::ChunkError;
 use redbloom_core::bloom::window::ParamError;
 use redbloom_core::bloom::FilterError;
@@ -27,12 +28,6 @@ pub enum BfError {
     LoadChunkIteratorNotNumeric,
     NoLink,
     ChunkTooBig,
-    /// WINDOW and GENERATIONS (a windowed filter, this module's own).
-    WindowOutOfRange,
-    GenerationsOutOfRange,
-    GenerationsWithoutWindow,
-    /// BF.ROTATE from a client rather than from a master or the AOF.
-    RotateNotReplayed,
 }
 
 impl BfError {
@@ -54,14 +49,6 @@ impl BfError {
             BfError::LoadChunkIteratorNotNumeric => c"ERR Second argument must be numeric",
             BfError::NoLink => c"ERR invalid offset - no link found",
             BfError::ChunkTooBig => c"ERR invalid chunk - Too big for current filter",
-            BfError::WindowOutOfRange => {
-                c"ERR window must be an integer of milliseconds in [1, 1099511627776]"
-            }
-            BfError::GenerationsOutOfRange => {
-                c"ERR generations must be an integer in [1, 64], at most the window in milliseconds"
-            }
-            BfError::GenerationsWithoutWindow => c"ERR GENERATIONS needs WINDOW",
-            BfError::RotateNotReplayed => c"ERR BF.ROTATE is sent by a master to its replicas and the AOF",
         }
     }
 }
@@ -92,13 +79,13 @@ impl From<ChunkError> for CommandError {
 
 impl From<ParamError> for CommandError {
     fn from(error: ParamError) -> CommandError {
-        CommandError::from(match error {
-            ParamError::Window => BfError::WindowOutOfRange,
-            ParamError::Generations => BfError::GenerationsOutOfRange,
-            ParamError::Capacity => BfError::CapacityOutOfRange,
-            ParamError::ErrorRate => BfError::ErrorRateOutOfRange,
-            ParamError::Expansion => BfError::ExpansionOutOfRange,
-        })
+        match error {
+            ParamError::Window => WindowError::WindowOutOfRange.into(),
+            ParamError::Generations => WindowError::GenerationsOutOfRange.into(),
+            ParamError::Capacity => BfError::CapacityOutOfRange.into(),
+            ParamError::ErrorRate => BfError::ErrorRateOutOfRange.into(),
+            ParamError::Expansion => BfError::ExpansionOutOfRange.into(),
+        }
     }
 }
 

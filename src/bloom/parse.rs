@@ -4,8 +4,9 @@
 use super::error::BfError;
 use crate::shared::error::CommandError;
 use crate::shared::parse::{float, integer, is_keyword};
-use redbloom_core::bloom::window::{generations_in_range, window_in_range, DEFAULT_GENERATIONS};
+use crate::window::parse::WindowOptions;
 use redbloom_core::bloom::{params, Filter, FilterError, Format};
+use redbloom_core::window::Schedule;
 
 /// Everything needed to create a filter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,56 +17,7 @@ pub struct Creation {
     pub expansion: u32,
     pub format: Format,
     /// A filter whose items expire (WINDOW), its capacity the items of one window.
-    pub window: Option<Window>,
-}
-
-/// WINDOW's milliseconds and GENERATIONS.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
-    pub ms: u64,
-    pub generations: u32,
-}
-
-/// WINDOW and GENERATIONS as a command gives them, checked once every option is read:
-/// GENERATIONS alone is refused.
-#[derive(Default)]
-struct WindowOptions {
-    ms: Option<u64>,
-    generations: Option<u32>,
-}
-
-impl WindowOptions {
-    /// Reads `WINDOW ms` or `GENERATIONS g` at `index`, answering the arguments it took.
-    fn read(&mut self, args: &[&[u8]], index: usize) -> Result<Option<usize>, CommandError> {
-        let Some(token) = args.get(index) else { return Ok(None) };
-        let value = args.get(index + 1).and_then(|value| integer(value));
-        if is_keyword(token, "WINDOW") {
-            let ms = value.filter(|&ms| window_in_range(ms)).ok_or(BfError::WindowOutOfRange)?;
-            self.ms = Some(ms as u64);
-            Ok(Some(2))
-        } else if is_keyword(token, "GENERATIONS") {
-            let generations =
-                value.filter(|&g| generations_in_range(g)).ok_or(BfError::GenerationsOutOfRange)?;
-            self.generations = Some(generations as u32);
-            Ok(Some(2))
-        } else {
-            Ok(None)
-        }
-    }
-
-    fn window(self) -> Result<Option<Window>, CommandError> {
-        match (self.ms, self.generations) {
-            (None, None) => Ok(None),
-            (None, Some(_)) => Err(BfError::GenerationsWithoutWindow.into()),
-            (Some(ms), generations) => {
-                let generations = generations.unwrap_or(DEFAULT_GENERATIONS);
-                if u64::from(generations) > ms {
-                    return Err(BfError::GenerationsOutOfRange.into());
-                }
-                Ok(Some(Window { ms, generations }))
-            }
-        }
-    }
+    pub window: Option<Schedule>,
 }
 
 impl Creation {
@@ -126,7 +78,7 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
         }
     }
     let expansion = scaling(expansion, nonscaling, defaults.expansion)?;
-    let window = window.window()?;
+    let window = window.finish()?;
     Ok(Parsed {
         creation: Some(Creation { capacity: capacity as u64, error_rate, expansion, format, window }),
         first_item: args.len(),
@@ -183,7 +135,7 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
     // NONSCALING wins over EXPANSION here, as in RedisBloom: its INSERT reads them apart, and
     // only its RESERVE refuses the two together.
     creation.expansion = if nonscaling { 0 } else { expansion_given.unwrap_or(defaults.expansion) };
-    creation.window = window.window()?;
+    creation.window = window.finish()?;
     Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
 }
 
@@ -201,30 +153,32 @@ fn scaling(expansion: Option<u32>, nonscaling: bool, default: u32) -> Result<u32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::error::WindowError;
+    use redbloom_core::window::DEFAULT_GENERATIONS;
 
     const DEFAULTS: Creation =
         Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom, window: None };
 
     #[test]
-    fn window_and_generations_are_read_and_checked() {
-        let parsed = reserve(&args("BF.RESERVE k 0.01 100 WINDOW 60000 GENERATIONS 8"), DEFAULTS).unwrap();
+    fn window_and_generations_are_read_among_the_options() {
+        let parsed =
+            reserve(&args("BF.RESERVE k 0.01 100 WINDOW 60000 NONSCALING GENERATIONS 8"), DEFAULTS).unwrap();
         let window = parsed.creation.and_then(|creation| creation.window);
-        assert_eq!(window, Some(Window { ms: 60000, generations: 8 }));
+        assert_eq!(window, Schedule::new(60000, 8).ok());
         let parsed = insert(&args("BF.INSERT k WINDOW 1000 ITEMS a"), DEFAULTS).unwrap();
         let window = parsed.creation.and_then(|creation| creation.window);
-        assert_eq!(window, Some(Window { ms: 1000, generations: DEFAULT_GENERATIONS }));
+        assert_eq!(window, Schedule::new(1000, DEFAULT_GENERATIONS).ok());
         for (line, error) in [
-            ("BF.RESERVE k 0.01 100 WINDOW", BfError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 0", BfError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW -5", BfError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW x", BfError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 1099511627777", BfError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 0", BfError::GenerationsOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 100 GENERATIONS 65", BfError::GenerationsOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4", BfError::GenerationsOutOfRange),
-            ("BF.RESERVE k 0.01 100 GENERATIONS 4", BfError::GenerationsWithoutWindow),
+            ("BF.RESERVE k 0.01 100 WINDOW 0", WindowError::WindowOutOfRange),
+            ("BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4", WindowError::GenerationsOutOfRange),
+            ("BF.INSERT k GENERATIONS 4 ITEMS a", WindowError::GenerationsWithoutWindow),
         ] {
-            assert_eq!(reserve(&args(line), DEFAULTS), Err(error.into()), "{line}");
+            let parsed = if line.starts_with("BF.INSERT") {
+                insert(&args(line), DEFAULTS)
+            } else {
+                reserve(&args(line), DEFAULTS)
+            };
+            assert_eq!(parsed.map(|_| ()), Err(error.into()), "{line}");
         }
     }
 

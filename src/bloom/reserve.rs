@@ -56,8 +56,8 @@ pub fn create(call: &Call, key: &mut Key, creation: &Creation) -> Result<Vec<u8>
         return Ok(header);
     };
     let params = WindowParams::new(
-        window.ms,
-        window.generations,
+        window.window_ms(),
+        window.generations(),
         creation.capacity,
         creation.error_rate,
         creation.expansion,

@@ -2,11 +2,11 @@
 //! and older versions of this module refuse rather than misread. Windowed filters count with
 //! the Bloom filters in `INFO bf`.
 
-use super::timer;
 use crate::bloom::datatype::METRICS;
 use crate::shared::key_timer::KeyTimer;
 use crate::shared::metrics::{Footprint, Metrics};
 use crate::shared::record_type::{record_type, RecordType};
+use crate::window::rotation::visit;
 use redbloom_core::bloom::window::WindowFilter;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -14,7 +14,7 @@ use redis_module::raw;
 pub static WINDOW_TYPE: RedisType = record_type::<WindowFilter>();
 
 /// Visits the keys of windowed filters, so that idle ones rotate too.
-pub static TIMER: KeyTimer = KeyTimer::new("windowed Bloom filter", &WINDOW_TYPE, timer::visit);
+pub static TIMER: KeyTimer = KeyTimer::new("windowed Bloom filter", &WINDOW_TYPE, visit::<WindowFilter>);
 
 impl RecordType for WindowFilter {
     const TYPE_NAME: &'static str = "rbBF-wind";

@@ -94,7 +94,4 @@ mod tests;
 
 pub use encoding::{is_window_header, MAGIC};
 pub use filter::{Generation, Rotation, WindowFilter};
-pub use params::{
-    generations_in_range, window_in_range, ParamError, WindowParams, DEFAULT_GENERATIONS,
-    HEADROOM_DENOMINATOR, HEADROOM_NUMERATOR, MAX_GENERATIONS, MAX_WINDOW_MS, MIN_GENERATIONS, MIN_WINDOW_MS,
-};
+pub use params::{ParamError, WindowParams, HEADROOM_DENOMINATOR, HEADROOM_NUMERATOR};

@@ -2,23 +2,7 @@
 //! time, how many can be alive at once, and the capacity and error rate each is sized for.
 
 use crate::bloom::params::{checked_error_rate, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, TIGHTENING_RATIO};
-
-/// The shortest window, in milliseconds.
-pub const MIN_WINDOW_MS: u64 = 1;
-/// The longest window, in milliseconds: 2^40, about 34 years. The bound keeps every sum of
-/// times far from overflowing and refuses values that are surely a unit mistake.
-pub const MAX_WINDOW_MS: u64 = 1 << 40;
-
-/// Generations when `GENERATIONS` is not given. Four keeps the slack (how long after its
-/// window an item may still answer 1) at a quarter of the window and a lookup at five
-/// generations, with memory within 5% of the best choice for this design (see the module
-/// documentation's table).
-pub const DEFAULT_GENERATIONS: u32 = 4;
-/// The fewest generations.
-pub const MIN_GENERATIONS: u32 = 1;
-/// The most generations. Past about 8 more generations cost memory again (each lookup ORs
-/// more of them, so each needs a lower error rate); 64 leaves room for a fine slack.
-pub const MAX_GENERATIONS: u32 = 64;
+use crate::window::{Schedule, ScheduleError};
 
 /// Each generation is sized for this much more than its share of a window's capacity,
 /// as a fraction `HEADROOM_NUMERATOR / HEADROOM_DENOMINATOR` of it. A steady stream does not
@@ -32,10 +16,9 @@ pub const HEADROOM_DENOMINATOR: u64 = 8;
 /// Why parameters were refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamError {
-    /// The window lies outside [`MIN_WINDOW_MS`]..=[`MAX_WINDOW_MS`].
+    /// The window is out of range ([`ScheduleError::Window`]).
     Window,
-    /// The generations lie outside [`MIN_GENERATIONS`]..=[`MAX_GENERATIONS`], or outnumber
-    /// the window's milliseconds (a generation spans at least one millisecond).
+    /// The generations are out of range ([`ScheduleError::Generations`]).
     Generations,
     /// The capacity lies outside the range a plain filter accepts.
     Capacity,
@@ -45,22 +28,10 @@ pub enum ParamError {
     Expansion,
 }
 
-/// Whether a window, as parsed from a command (so possibly negative), is in range.
-pub fn window_in_range(window_ms: i64) -> bool {
-    u64::try_from(window_ms).is_ok_and(|window| (MIN_WINDOW_MS..=MAX_WINDOW_MS).contains(&window))
-}
-
-/// Whether a number of generations, as parsed from a command, is in range (for any window;
-/// [`WindowParams::new`] also holds it to the window's milliseconds).
-pub fn generations_in_range(generations: i64) -> bool {
-    (i64::from(MIN_GENERATIONS)..=i64::from(MAX_GENERATIONS)).contains(&generations)
-}
-
 /// The parameters of a windowed filter, checked.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WindowParams {
-    window_ms: u64,
-    generations: u32,
+    schedule: Schedule,
     capacity: u64,
     error_rate: f64,
     expansion: u32,
@@ -77,12 +48,10 @@ impl WindowParams {
         error_rate: f64,
         expansion: u32,
     ) -> Result<WindowParams, ParamError> {
-        if !(MIN_WINDOW_MS..=MAX_WINDOW_MS).contains(&window_ms) {
-            return Err(ParamError::Window);
-        }
-        if !(MIN_GENERATIONS..=MAX_GENERATIONS).contains(&generations) || u64::from(generations) > window_ms {
-            return Err(ParamError::Generations);
-        }
+        let schedule = Schedule::new(window_ms, generations).map_err(|error| match error {
+            ScheduleError::Window => ParamError::Window,
+            ScheduleError::Generations => ParamError::Generations,
+        })?;
         if !(MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) {
             return Err(ParamError::Capacity);
         }
@@ -90,17 +59,22 @@ impl WindowParams {
         if expansion > MAX_EXPANSION {
             return Err(ParamError::Expansion);
         }
-        Ok(WindowParams { window_ms, generations, capacity, error_rate, expansion })
+        Ok(WindowParams { schedule, capacity, error_rate, expansion })
+    }
+
+    /// The window and its generations.
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
     }
 
     /// The window, in milliseconds.
     pub fn window_ms(&self) -> u64 {
-        self.window_ms
+        self.schedule.window_ms()
     }
 
     /// The generations asked for (`GENERATIONS`).
     pub fn generations(&self) -> u32 {
-        self.generations
+        self.schedule.generations()
     }
 
     /// Items expected per window.
@@ -118,20 +92,14 @@ impl WindowParams {
         self.expansion
     }
 
-    /// How long a generation takes items: the window over the generations, rounded up.
-    /// Rounding up never lets more than `generations + 1` generations be alive, and still
-    /// forgets in time: an item is gone `window + span` after its latest add, and with
-    /// whole milliseconds that is never later than the first millisecond past
-    /// `window * (1 + 1 / generations)`.
+    /// How long a generation takes items ([`Schedule::span_ms`]).
     pub fn span_ms(&self) -> u64 {
-        self.window_ms.div_ceil(u64::from(self.generations))
+        self.schedule.span_ms()
     }
 
-    /// The most generations alive at once: every generation whose items may be younger than
-    /// the window, that is the spans in the window, plus the one being filled.
+    /// The most generations alive at once ([`Schedule::max_live_generations`]).
     pub fn max_live_generations(&self) -> u32 {
-        // At most `generations`, so the cast is exact.
-        self.window_ms.div_ceil(self.span_ms()) as u32 + 1
+        self.schedule.max_live_generations()
     }
 
     /// Items each generation is sized for: its span's share of the window's capacity, with
@@ -140,7 +108,7 @@ impl WindowParams {
         let share = u128::from(self.capacity)
             * u128::from(self.span_ms())
             * u128::from(HEADROOM_DENOMINATOR + HEADROOM_NUMERATOR);
-        let per_window = u128::from(self.window_ms) * u128::from(HEADROOM_DENOMINATOR);
+        let per_window = u128::from(self.window_ms()) * u128::from(HEADROOM_DENOMINATOR);
         // At most 9/8 of the capacity, so it fits.
         (share.div_ceil(per_window) as u64).max(1)
     }

@@ -1,0 +1,116 @@
+//! Rotations of any windowed type: a master's before each write and from its timer,
+//! replicated as the type's `ROTATE key at_ms`, and that command applying them on replicas
+//! and in an AOF replay.
+
+use crate::shared::call::Call;
+use crate::shared::clock::{decides, now_ms};
+use crate::shared::error::CommandError;
+use crate::shared::key_timer::{KeyTimer, Visit};
+use crate::shared::keyspace::Key;
+use crate::shared::metrics;
+use crate::shared::parse;
+use crate::shared::record_type::RecordType;
+use redis_module::raw;
+use std::ffi::CStr;
+
+/// Dropped generations larger than this are freed on a thread of their own: a command or a
+/// timer tick must not stall on a gigabyte's unmapping.
+const FREE_IN_BACKGROUND_BYTES: usize = 256 << 10;
+
+/// A value whose generations rotate with the master's clock.
+pub trait Windowed: RecordType {
+    /// The command that carries its rotations to replicas and the AOF (`BF.ROTATE`, ...).
+    const ROTATE_COMMAND: &'static CStr;
+    /// What that command answers a client: a rotation to a time of its choosing would drop
+    /// what the window still holds.
+    const ROTATE_REFUSED: &'static CStr;
+
+    /// The timer that visits its keys.
+    fn timer() -> &'static KeyTimer;
+
+    /// Rotates to `at_ms` (deterministically: a replica given the same times holds the same
+    /// value), handing what expired to [`free`]; whether anything changed.
+    fn rotate(&mut self, at_ms: u64) -> bool;
+
+    /// Whether a rotation to `now_ms` would close or drop a generation.
+    fn needs_rotation(&self, now_ms: u64) -> bool;
+}
+
+/// Gives back dropped generations' memory, `bytes` of it, in the background when it is large.
+pub fn free<T: Send + 'static>(dropped: T, bytes: usize) {
+    if bytes > FREE_IN_BACKGROUND_BYTES {
+        // Where no thread can be made, the drop happens here after all.
+        let _ = std::thread::Builder::new().name("redbloom-free".into()).spawn(move || drop(dropped));
+    }
+}
+
+/// Rotates `value` to `at_ms`, following it in the metrics; whether anything changed.
+pub fn rotate_to<V: Windowed>(value: &mut V, at_ms: u64) -> bool {
+    let before = value.footprint();
+    let changed = value.rotate(at_ms);
+    metrics::changed(before, value);
+    changed
+}
+
+/// Before a write on a master, and after the creation of a value (which starts at the epoch
+/// everywhere): the rotation its clock asks for, replicated ahead of the write.
+pub fn rotate_for_write<V: Windowed>(call: &Call, value: &mut V) {
+    if decides(call) {
+        let now = now_ms();
+        if rotate_to(value, now) {
+            call.replicate(
+                V::ROTATE_COMMAND.to_str().unwrap_or_default(),
+                &[call.arg(1), now.to_string().as_bytes()],
+            );
+        }
+    }
+}
+
+/// After a command created a windowed value (a sketch's INITBY..., RESERVE, CREATE, replicated
+/// as it came, so that the value starts at the epoch's span everywhere): its key noted for the
+/// type's timer, and the value rotated to the master's clock, the rotation replicated after the
+/// command.
+pub fn created<V: Windowed>(call: &Call, value: &mut V) {
+    V::timer().note_call_key(call);
+    rotate_for_write(call, value);
+}
+
+/// `<FAMILY>.ROTATE key at_ms`: a master's rotation, applied as it was decided; refused from
+/// a client.
+pub fn rotate_command<V: Windowed>(call: &Call) -> Result<(), CommandError> {
+    if !call.replayed() {
+        return Err(CommandError::Own(V::ROTATE_REFUSED));
+    }
+    let at =
+        parse::integer(call.arg(2)).and_then(|at| u64::try_from(at).ok()).ok_or(CommandError::BadData)?;
+    let mut key = call.open_key_for_writing();
+    if let Some(value) = key.get_mut::<V>()? {
+        rotate_to(value, at);
+    }
+    call.reply_ok();
+    Ok(())
+}
+
+/// What a type's `KeyTimer` does to each key it visits: rotates a value that is due and
+/// replicates the rotation, so that memory of expired generations comes back even from keys
+/// no command touches, and their readers on a replica stop seeing them.
+pub fn visit<V: Windowed>(
+    ctx: *mut raw::RedisModuleCtx,
+    key: &mut Key,
+    name: *mut raw::RedisModuleString,
+) -> Visit {
+    let Ok(Some(value)) = key.get_mut::<V>() else {
+        return Visit::Gone;
+    };
+    let now = now_ms();
+    if value.needs_rotation(now) && rotate_to(value, now) {
+        let at = now.to_string();
+        // SAFETY: the timer's live context and key; "sb" is a string and a buffer with its length.
+        unsafe {
+            if let Some(replicate) = raw::RedisModule_Replicate {
+                replicate(ctx, V::ROTATE_COMMAND.as_ptr(), c"sb".as_ptr(), name, at.as_ptr(), at.len());
+            }
+        }
+    }
+    Visit::Kept
+}
