@@ -104,8 +104,10 @@ fn usage(problem: &str) -> ! {
 fn main() {
     let options = options();
     if options.window != Part::Skip && options.sketches != Part::Only {
-        eprintln!("== windowed filters against plain ones of the same size");
-        let table = window::table(&window::run(options.rounds));
+        eprintln!("== windowed values against plain ones of the same size");
+        let runs: [fn(usize) -> Vec<window::Row>; 1] = [window::run];
+        let rows: Vec<window::Row> = runs.iter().flat_map(|run| run(options.rounds)).collect();
+        let table = window::table(&rows);
         println!("{table}");
         let path = options.json.with_file_name("window.md");
         if let Some(dir) = path.parent() {

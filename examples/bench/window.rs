@@ -1,8 +1,8 @@
-//! Windowed filters against plain ones of the same size, on one server, the work interleaved
-//! in short slices: BF.EXISTS, BF.MEXISTS, BF.ADD and BF.MADD on a filter reserved with
-//! `WINDOW` (an hour, 4 generations) and on a plain filter of the same capacity and rate, both
-//! half full. Server time per item from INFO commandstats, the median of the slices; the
-//! issue's bound is 2x.
+//! Windowed values against plain ones of the same size, on one server, the work interleaved in
+//! short slices ([`compare`]), with their memory: here BF.EXISTS, BF.MEXISTS, BF.ADD and
+//! BF.MADD on a filter reserved with `WINDOW` (an hour, 4 generations) and on a plain filter
+//! of the same capacity and rate, both half full; each windowed sketch's file its family's.
+//! Server time per item from INFO commandstats, the median of the slices.
 
 use crate::common::Server;
 use crate::workloads::{command, median, timed, Random};
@@ -18,6 +18,8 @@ pub struct Row {
     pub workload: String,
     pub windowed_usec_per_item: f64,
     pub plain_usec_per_item: f64,
+    /// The windowed key's MEMORY USAGE over the plain one's, after the workload.
+    pub memory_ratio: f64,
 }
 
 fn fill(con: &mut redis::Connection, key: &str) {
@@ -34,7 +36,10 @@ pub fn run(rounds: usize) -> Vec<Row> {
     let mut con = server.connection();
     let capacity = CAPACITY.to_string();
     command(&mut con, &["BF.RESERVE", "plain", "0.01", &capacity]);
-    command(&mut con, &["BF.RESERVE", "windowed", "0.01", &capacity, "WINDOW", "3600000", "GENERATIONS", "4"]);
+    command(
+        &mut con,
+        &["BF.RESERVE", "windowed", "0.01", &capacity, "WINDOW", "3600000", "GENERATIONS", "4"],
+    );
     fill(&mut con, "plain");
     fill(&mut con, "windowed");
     let mut random = Random(0x00C0_FFEE);
@@ -44,51 +49,87 @@ pub fn run(rounds: usize) -> Vec<Row> {
             .collect()
     };
     let workloads = [
-        ("BF.EXISTS", "bf.exists", 1, calls(SINGLE_CALLS, 1)),
-        ("BF.MEXISTS", "bf.mexists", BATCH, calls(BATCH_CALLS, BATCH)),
-        ("BF.ADD", "bf.add", 1, calls(SINGLE_CALLS, 1)),
-        ("BF.MADD", "bf.madd", BATCH, calls(BATCH_CALLS, BATCH)),
+        Workload { name: "BF.EXISTS", stat: "bf.exists", per_call: 1, calls: calls(SINGLE_CALLS, 1) },
+        Workload {
+            name: "BF.MEXISTS",
+            stat: "bf.mexists",
+            per_call: BATCH,
+            calls: calls(BATCH_CALLS, BATCH),
+        },
+        Workload { name: "BF.ADD", stat: "bf.add", per_call: 1, calls: calls(SINGLE_CALLS, 1) },
+        Workload { name: "BF.MADD", stat: "bf.madd", per_call: BATCH, calls: calls(BATCH_CALLS, BATCH) },
     ];
+    compare(&mut con, ["windowed", "plain"], &workloads, rounds)
+}
+
+/// One command's calls, each the command, the key, then the call's arguments.
+pub struct Workload {
+    pub name: &'static str,
+    /// Its name in INFO commandstats.
+    pub stat: &'static str,
+    /// Items per call: the table is per item.
+    pub per_call: usize,
+    pub calls: Vec<Vec<String>>,
+}
+
+/// Each workload on the windowed key and the plain one, interleaved in `rounds * 2` slices
+/// (the order alternating), with each key's MEMORY USAGE after the workload; the medians.
+pub fn compare(
+    con: &mut redis::Connection,
+    [windowed, plain]: [&str; 2],
+    workloads: &[Workload],
+    rounds: usize,
+) -> Vec<Row> {
     let mut rows = Vec::new();
-    for (name, stat, per_call, calls) in &workloads {
+    for workload in workloads {
         let mut samples = [Vec::new(), Vec::new()];
         for round in 0..rounds * 2 {
             let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
             for index in order {
-                let key = ["windowed", "plain"][index];
-                let (usec, _) = timed(&mut con, stat, key, calls, &[name], *per_call);
-                samples[index].push(usec / *per_call as f64);
+                let key = [windowed, plain][index];
+                let (usec, _) =
+                    timed(con, workload.stat, key, &workload.calls, &[workload.name], workload.per_call);
+                samples[index].push(usec / workload.per_call as f64);
             }
         }
-        let [windowed, plain] = samples;
+        let [windowed_usec, plain_usec] = samples;
         let row = Row {
-            workload: format!("{name} x{per_call}"),
-            windowed_usec_per_item: median(windowed),
-            plain_usec_per_item: median(plain),
+            workload: format!("{} x{}", workload.name, workload.per_call),
+            windowed_usec_per_item: median(windowed_usec),
+            plain_usec_per_item: median(plain_usec),
+            memory_ratio: memory_usage(con, windowed) as f64 / memory_usage(con, plain).max(1) as f64,
         };
         eprintln!(
-            "   {:<16} windowed {:>7.3} us/item  plain {:>7.3} us/item  windowed / plain {:.2}",
+            "   {:<22} windowed {:>7.3} us/item  plain {:>7.3} us/item  windowed / plain {:.2}  memory {:.2}",
             row.workload,
             row.windowed_usec_per_item,
             row.plain_usec_per_item,
-            row.windowed_usec_per_item / row.plain_usec_per_item
+            row.windowed_usec_per_item / row.plain_usec_per_item,
+            row.memory_ratio,
         );
         rows.push(row);
     }
     rows
 }
 
+fn memory_usage(con: &mut redis::Connection, key: &str) -> u64 {
+    redis::cmd("MEMORY").arg("USAGE").arg(key).query(con).unwrap_or(0)
+}
+
 /// The Markdown table the README quotes.
 pub fn table(rows: &[Row]) -> String {
-    let mut out = String::from("| workload | windowed µs/item | plain µs/item | windowed ÷ plain |\n|---|---|---|---|\n");
+    let mut out = String::from(
+        "| workload | windowed µs/item | plain µs/item | windowed ÷ plain | memory windowed ÷ plain |\n|---|---|---|---|---|\n",
+    );
     for row in rows {
         let _ = writeln!(
             out,
-            "| {} | {:.3} | {:.3} | {:.2} |",
+            "| {} | {:.3} | {:.3} | {:.2} | {:.2} |",
             row.workload,
             row.windowed_usec_per_item,
             row.plain_usec_per_item,
-            row.windowed_usec_per_item / row.plain_usec_per_item
+            row.windowed_usec_per_item / row.plain_usec_per_item,
+            row.memory_ratio
         );
     }
     out
