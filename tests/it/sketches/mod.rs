@@ -27,6 +27,18 @@ use redis::{Connection, Value};
 /// One command, as its words.
 pub type Script = Vec<Vec<String>>;
 
+/// A value in `[0, whole)` with a fraction of 52 random bits, written to be read back exactly:
+/// what t-digests compared with RedisBloom's are fed. Where a centroid and another node of the
+/// same mean and a different weight meet, the two modules sort them differently and answer
+/// within the t-digest's accuracy of each other (see "The order of equal means" in
+/// docs/tdigest-commands.md), not alike; values on a decimal grid meet so (a value repeated, or
+/// a centroid's mean on a value drawn later), these next to never.
+pub fn unrounded(random: &mut Random, whole: usize) -> String {
+    const BITS: u32 = 52;
+    let fraction = random.below(1 << BITS) as f64 / (1u64 << BITS) as f64;
+    (random.below(whole) as f64 + fraction).to_string()
+}
+
 /// Builds a command from its words.
 pub fn words(text: &str) -> Vec<String> {
     text.split_whitespace().map(str::to_string).collect()

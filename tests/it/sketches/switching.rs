@@ -6,7 +6,7 @@
 //! and Count-Min sketches). Top-K traffic here stays in sketches wide enough that nothing
 //! decays, the only place where RedisBloom's answers are a matter of chance.
 
-use super::{as_in_redisbloom_2_8, comparable, replies, same_value, words, Script};
+use super::{as_in_redisbloom_2_8, comparable, replies, same_value, unrounded, words, Script};
 use crate::harness::*;
 use redis::Connection;
 
@@ -34,11 +34,8 @@ fn setup(random: &mut Random) -> Script {
 
 /// Writes to every key.
 ///
-/// The t-digest values carry a fraction of 52 random bits: where a centroid and another node
-/// of the same mean and a different weight meet, the two modules sort them differently and
-/// answer within the t-digest's accuracy of each other (see "The order of equal means" in
-/// docs/tdigest-commands.md), not alike. Values on a decimal grid met so in about one run in a
-/// hundred (a value repeated, or a centroid's mean on a value drawn later); these, next to never.
+/// The t-digest values are [`unrounded`]: values on a decimal grid made this test fail about
+/// one run in a hundred.
 fn traffic(random: &mut Random) -> Script {
     let mut script = Script::new();
     for _ in 0..20 {
@@ -60,13 +57,6 @@ fn traffic(random: &mut Random) -> Script {
     script.push(words("TOPK.INCRBY topk:defaults x 10 y 5 z 1"));
     script.push(words("TDIGEST.ADD td:merged 5 6 7"));
     script
-}
-
-/// A value in `[0, whole)` with a fraction of 52 random bits, written to be read back exactly.
-fn unrounded(random: &mut Random, whole: usize) -> String {
-    const BITS: u32 = 52;
-    let fraction = random.below(1 << BITS) as f64 / (1u64 << BITS) as f64;
-    (random.below(whole) as f64 + fraction).to_string()
 }
 
 fn reads() -> Script {

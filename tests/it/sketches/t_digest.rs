@@ -4,7 +4,7 @@
 //! do; see the area's opening comment). INFO's memory and compressions, which differ on
 //! purpose, are checked here on their own.
 
-use super::{assert_same_replies, comparable, value, words, Script};
+use super::{assert_same_replies, comparable, unrounded, value, words, Script};
 use crate::harness::*;
 use redbloom_core::t_digest::TDigest;
 use redis::Value;
@@ -101,11 +101,8 @@ fn answers_are_redisbloom_answers() {
         let mut big = words("TDIGEST.ADD big");
         let mut huge = words("TDIGEST.ADD huge");
         for _ in 0..50 {
-            // Distinct values: where equal means of different weights meet (integers
-            // repeated), the two modules sort them differently and answer within the t-digest's
-            // accuracy of each other, which the core's tests measure.
-            big.push(format!("{}.{:06}", random.below(100), random.below(1_000_000)));
-            huge.push(format!("-{}.{:03}", random.below(1_000_000), random.below(1000)));
+            big.push(unrounded(&mut random, 100));
+            huge.push(format!("-{}", unrounded(&mut random, 1_000_000)));
         }
         commands.extend([big, huge]);
     }
