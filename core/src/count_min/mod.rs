@@ -10,6 +10,8 @@
 //! - `cell`: the cell sizes ([`CellSize`]), and the counters of each.
 //! - `sketch`: the sketch and every operation on it ([`CountMinSketch`]).
 //! - `encoding`: the RDB record, every version RedisBloom wrote (the [`Persistent`] impl).
+//! - [`window`](mod@window): the windowed sketch (`rbCMSwind`, this module's own), which
+//!   counts the last `window` milliseconds.
 //!
 //! [`Persistent`]: crate::decode::Persistent
 
@@ -19,6 +21,7 @@ mod encoding;
 mod sketch;
 #[cfg(test)]
 mod tests;
+pub mod window;
 
 pub use cell::CellSize;
 pub use dimensions::{dimensions, dimensions_for, InitError};

@@ -81,7 +81,7 @@ pub struct CountMinSketch {
 
 /// The cell an item lands in, in `row` of a sketch of this `width`.
 #[inline]
-fn cell(item: &[u8], row: usize, width: usize) -> usize {
+pub(super) fn cell(item: &[u8], row: usize, width: usize) -> usize {
     // RedisBloom seeds each row's hash with the row number, as a 32-bit seed.
     let hash = murmur2(item, row as u32);
     (hash as usize % width) + row * width
@@ -159,6 +159,31 @@ impl CountMinSketch {
     /// The counters, row after row, as they are saved.
     pub(super) fn counter_bytes(&self) -> &[u8] {
         self.counters.as_slice()
+    }
+
+    /// As [`counter_bytes`](Self::counter_bytes), writable: the caller keeps every counter
+    /// within its cell's maximum.
+    pub(super) fn counter_bytes_mut(&mut self) -> &mut [u8] {
+        self.counters.as_mut_slice()
+    }
+
+    /// Sets the total, which the caller keeps within `0..=i64::MAX`.
+    pub(super) fn set_count(&mut self, count: u64) {
+        debug_assert!(count <= MAX_COUNT);
+        self.count = count;
+    }
+
+    /// Sets every counter and the total to 0.
+    pub(super) fn clear(&mut self) {
+        self.counters.as_mut_slice().fill(0);
+        self.count = 0;
+    }
+
+    /// An empty sketch of the same dimensions and cell size, or `None` when there is no
+    /// memory for it.
+    pub(super) fn try_empty_like(&self) -> Option<CountMinSketch> {
+        let counters = ByteArray::try_zeroed(self.counters.len() as u64).ok()?;
+        Some(CountMinSketch { counters, count: 0, ..*self })
     }
 
     /// Whether `other` has this sketch's width and depth, as every source of a merge must.
