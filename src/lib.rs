@@ -37,12 +37,13 @@ static ALLOCATOR: ModuleAllocator = ModuleAllocator;
 /// Reported by MODULE LIST; clients gate features on it (redis-py wants 2.8.0 or more).
 const MODULE_VERSION: c_int = 20800;
 
-static DATA_TYPES: [&RedisType; 7] = [
+static DATA_TYPES: [&RedisType; 8] = [
     &bloom::datatype::BLOOM_TYPE,
     &bloom::window::datatype::WINDOW_TYPE,
     &cuckoo::datatype::CUCKOO_TYPE,
     &cuckoo::datatype::WIDE_CUCKOO_TYPE,
     &count_min::datatype::COUNT_MIN_TYPE,
+    &count_min::window::datatype::WINDOW_TYPE,
     &top_k::datatype::TOP_K_TYPE,
     &t_digest::datatype::T_DIGEST_TYPE,
 ];
@@ -63,7 +64,7 @@ static METRICS: [&Metrics; 5] = [
     &t_digest::datatype::METRICS,
 ];
 
-static KEY_TIMERS: [&KeyTimer; 1] = [&bloom::window::datatype::TIMER];
+static KEY_TIMERS: [&KeyTimer; 2] = [&bloom::window::datatype::TIMER, &count_min::window::datatype::TIMER];
 
 /// Called by Redis on `loadmodule`.
 ///

@@ -2,14 +2,31 @@
 //! arguments, complexity and summary. The contract they keep is `docs/cms-commands.md`.
 
 use super::{create, query, update};
-use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, READS};
+use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, OVERWRITES, READS};
 use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
+use crate::window::rotation::rotate_command;
+use redbloom_core::count_min::window::WindowedCountMin;
 
 const CELL_SIZE: Argument = keyword(c"cell_size", c"CELL_SIZE", Kind::Integer);
-const BY_DIMENSIONS: &[Argument] =
-    &[KEY, argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer), CELL_SIZE];
-const BY_PROBABILITY: &[Argument] =
-    &[KEY, argument(c"error", Kind::Double), argument(c"probability", Kind::Double), CELL_SIZE];
+const WINDOW: Argument = keyword(c"window", c"WINDOW", Kind::Integer);
+const GENERATIONS: Argument = keyword(c"generations", c"GENERATIONS", Kind::Integer);
+const BY_DIMENSIONS: &[Argument] = &[
+    KEY,
+    argument(c"width", Kind::Integer),
+    argument(c"depth", Kind::Integer),
+    CELL_SIZE,
+    WINDOW,
+    GENERATIONS,
+];
+const BY_PROBABILITY: &[Argument] = &[
+    KEY,
+    argument(c"error", Kind::Double),
+    argument(c"probability", Kind::Double),
+    CELL_SIZE,
+    WINDOW,
+    GENERATIONS,
+];
+const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
 const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
 const MERGE: &[Argument] = &[
     argument(c"destination", Kind::Key),
@@ -49,5 +66,10 @@ pub const COMMANDS: &[Command] = command_table! {
         arity: 2, flags: c"readonly fast", keys: DESCRIBES, arguments: KEY_ONLY,
         complexity: c"O(1)",
         summary: c"Returns width, depth, total count and cell size of a sketch",
+    }
+    c"cms.rotate" => rotate_command::<WindowedCountMin> {
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        complexity: c"O(g * w * d), where g is the number of generations, w the width and d the depth",
+        summary: c"Applies a master's rotation of a windowed sketch (replication only)",
     }
 };

@@ -1,13 +1,18 @@
-//! CMS.INITBYDIM and CMS.INITBYPROB, each with Redis 8.12's optional `CELL_SIZE`.
+//! CMS.INITBYDIM and CMS.INITBYPROB, each with Redis 8.12's optional `CELL_SIZE`, and this
+//! module's `WINDOW ms [GENERATIONS g]`, which makes a windowed sketch.
 
 use super::datatype::METRICS;
 use super::error::CmsError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
+use crate::window::parse::trailing;
+use crate::window::rotation::created;
+use redbloom_core::count_min::window::WindowedCountMin;
 use redbloom_core::count_min::{dimensions, dimensions_for, CellSize, CountMinSketch, InitError, SizeError};
+use redbloom_core::window::Schedule;
 
-/// `CMS.INITBYDIM key width depth [CELL_SIZE size]`.
+/// `CMS.INITBYDIM key width depth [CELL_SIZE size] [WINDOW ms [GENERATIONS g]]`.
 pub fn by_dimensions(call: &Call) -> Result<(), CommandError> {
     create(call, |width, depth| {
         let width = parse::integer(width).ok_or(InitError::Width)?;
@@ -16,7 +21,7 @@ pub fn by_dimensions(call: &Call) -> Result<(), CommandError> {
     })
 }
 
-/// `CMS.INITBYPROB key error probability [CELL_SIZE size]`.
+/// `CMS.INITBYPROB key error probability [CELL_SIZE size] [WINDOW ms [GENERATIONS g]]`.
 pub fn by_probability(call: &Call) -> Result<(), CommandError> {
     create(call, |error, probability| {
         let error = parse::float(error).ok_or(InitError::Overestimation)?;
@@ -26,31 +31,49 @@ pub fn by_probability(call: &Call) -> Result<(), CommandError> {
 }
 
 /// Both commands, in RedisBloom 8.12's order: the argument count (4, or 6 with the cell
-/// size); an existing key, of any type, before any argument is read; the dimensions; then
-/// the cell size. A sketch beyond `bf.max-filter-bytes` is refused before anything is
-/// allocated.
+/// size, unless window options are among them); an existing key, of any type, before any
+/// argument is read; the dimensions; then the cell size; then the window. A sketch beyond
+/// `bf.max-filter-bytes` (a windowed one: with every generation it may come to hold) is
+/// refused before anything is allocated.
 fn create(
     call: &Call,
     dimensions_of: impl FnOnce(&[u8], &[u8]) -> Result<(u64, u64), InitError>,
 ) -> Result<(), CommandError> {
-    if call.argc() != 4 && call.argc() != 6 {
+    let windowed = call
+        .args_from(4)
+        .any(|arg| parse::is_keyword(arg, "WINDOW") || parse::is_keyword(arg, "GENERATIONS"));
+    if !windowed && call.argc() != 4 && call.argc() != 6 {
         return Err(CommandError::WrongArity);
     }
     let mut key = call.open_key_for_writing();
-    if !matches!(key.get::<CountMinSketch>(), Ok(None)) {
+    if !key.is_empty() {
         return Err(CmsError::KeyExists.into());
     }
     let (width, depth) = dimensions_of(call.arg(2), call.arg(3))?;
-    let cell_size = if call.argc() == 6 { cell_size(call.arg(4), call.arg(5))? } else { CellSize::DEFAULT };
-    let sketch = CountMinSketch::new(width, depth, cell_size, call.max_filter_bytes()).map_err(|error| {
+    let (cell_size, window) = options(call, windowed)?;
+    let refused = |error: SizeError| {
         METRICS.count_refused_creation();
         match error {
             SizeError::InvalidDimensions => CmsError::InvalidDimensions,
             SizeError::TooLarge | SizeError::OutOfMemory => CmsError::InsufficientMemory,
         }
-    })?;
-    key.store(sketch)?;
-    call.replicate_verbatim();
+    };
+    match window {
+        None => {
+            let sketch =
+                CountMinSketch::new(width, depth, cell_size, call.max_filter_bytes()).map_err(refused)?;
+            key.store(sketch)?;
+            call.replicate_verbatim();
+        }
+        Some(schedule) => {
+            let sketch = WindowedCountMin::new(width, depth, cell_size, schedule, call.max_filter_bytes())
+                .map_err(refused)?;
+            key.store(sketch)?;
+            call.replicate_verbatim();
+            let sketch = key.get_mut::<WindowedCountMin>()?.ok_or(CommandError::Internal)?;
+            created(call, sketch);
+        }
+    }
     call.notify(if parse::is_keyword(call.arg(0), "cms.initbydim") {
         c"cms.initbydim"
     } else {
@@ -58,6 +81,19 @@ fn create(
     });
     call.reply_ok();
     Ok(())
+}
+
+/// The options after the dimensions: `CELL_SIZE size` first, if given (the default size
+/// when absent; without window options, RedisBloom's two arguments, whatever the keyword),
+/// then the window, if any.
+fn options(call: &Call, windowed: bool) -> Result<(CellSize, Option<Schedule>), CommandError> {
+    let (size, window_from) = if parse::is_keyword(call.arg(4), "CELL_SIZE") || !windowed && call.argc() == 6
+    {
+        (cell_size(call.arg(4), call.arg(5))?, 6)
+    } else {
+        (CellSize::DEFAULT, 4)
+    };
+    Ok((size, trailing(&call.args(), window_from, CmsError::UnknownArgument.into())?))
 }
 
 /// `CELL_SIZE size`: the keyword in any case, the size an integer of 1, 2, 4 or 8.

@@ -1,7 +1,8 @@
-//! The CMS.* error texts, RedisBloom's (2.8.2's, and those Redis 8.12's added), exactly as
-//! `docs/cms-commands.md` lists them.
+//! The CMS.* error texts, RedisBloom's (2.8.2's, and those Redis 8.12's added), and this
+//! module's own for windowed sketches, exactly as `docs/cms-commands.md` lists them.
 
 use crate::shared::error::CommandError;
+use redbloom_core::count_min::window::{WindowMergeError, WriteError};
 use redbloom_core::count_min::{IncrementError, InitError, MergeError};
 use std::ffi::CStr;
 
@@ -29,6 +30,10 @@ pub enum CmsError {
     DimensionsDiffer,
     CellSizesDiffer,
     MergeOverflow,
+    NegativeWindowedIncrement,
+    WindowedWithPlain,
+    WindowsDiffer,
+    SourceAhead,
 }
 
 impl CmsError {
@@ -56,6 +61,11 @@ impl CmsError {
             CmsError::DimensionsDiffer => c"CMS: width/depth is not equal",
             CmsError::CellSizesDiffer => c"CMS: cell size is not equal",
             CmsError::MergeOverflow => c"CMS: MERGE overflow",
+            // This module's own, for windowed sketches (RedisBloom has none).
+            CmsError::NegativeWindowedIncrement => c"CMS: a windowed sketch takes no negative increment",
+            CmsError::WindowedWithPlain => c"CMS: windowed and plain sketches do not merge together",
+            CmsError::WindowsDiffer => c"CMS: window/generations is not equal",
+            CmsError::SourceAhead => c"CMS: a source's window is ahead of the destination's clock",
         }
     }
 }
@@ -94,5 +104,25 @@ impl From<MergeError> for CommandError {
             MergeError::CellSize => CmsError::CellSizesDiffer,
             MergeError::Overflow => CmsError::MergeOverflow,
         })
+    }
+}
+
+impl From<WriteError> for CommandError {
+    fn from(error: WriteError) -> CommandError {
+        CommandError::from(match error {
+            WriteError::Negative => CmsError::NegativeWindowedIncrement,
+            WriteError::OutOfMemory => CmsError::InsufficientMemory,
+        })
+    }
+}
+
+impl From<WindowMergeError> for CommandError {
+    fn from(error: WindowMergeError) -> CommandError {
+        match error {
+            WindowMergeError::Plain(error) => error.into(),
+            WindowMergeError::Schedule => CmsError::WindowsDiffer.into(),
+            WindowMergeError::Ahead => CmsError::SourceAhead.into(),
+            WindowMergeError::OutOfMemory => CmsError::InsufficientMemory.into(),
+        }
     }
 }

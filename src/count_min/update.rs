@@ -1,22 +1,29 @@
-//! CMS.INCRBY and CMS.MERGE.
+//! CMS.INCRBY and CMS.MERGE, on plain and windowed sketches.
 
 use super::datatype::METRICS;
 use super::error::CmsError;
+use super::held::{held, held_mut, Held, HeldMut};
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
+use crate::shared::keyspace::Key;
+use crate::shared::metrics;
 use crate::shared::parse;
+use crate::shared::record_type::RecordType;
+use crate::window::rotation::rotate_for_write;
+use redbloom_core::count_min::window::{WindowSource, WindowedCountMin};
 use redbloom_core::count_min::{CountMinSketch, IncrementError, MergeSource};
 
 /// CMS.INCRBY key item increment [item increment ...]: every pair is read before anything
 /// changes. An increment may be negative (Redis 8.12); one that would take a counter or the
 /// total out of range is refused, with nothing changed, and answered RedisBloom's overflow or
-/// underflow error in its place in the array, while the other pairs are applied.
+/// underflow error in its place in the array, while the other pairs are applied. A windowed
+/// sketch is rotated to the master's clock first, and takes no negative increment.
 pub fn increment(call: &Call) -> Result<(), CommandError> {
     if !call.argc().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
     }
     let mut key = call.open_key_for_writing();
-    let sketch = key.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
+    let sketch = held_mut(&mut key)?.ok_or(CmsError::KeyMissing)?;
     let increment_at = |index: usize| match parse::integer(call.arg(index + 1)) {
         // RedisBloom 8.12 refuses the one increment whose size is no i64.
         Some(i64::MIN) => Err(CmsError::InvalidIncrement),
@@ -28,18 +35,31 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
         Err(refused) => call.reply_error(refused.into()),
     };
     let pairs = (call.argc() - 2) / 2;
-    if pairs == 1 {
-        // One pair needs no list, nor the batch's prefetching.
-        let by = increment_at(2)?;
-        call.reply_array(1);
-        reply(sketch.increment(call.arg(2), by));
-    } else {
-        let mut list = Vec::with_capacity(pairs);
-        for index in (2..call.argc()).step_by(2) {
-            list.push((call.arg(index), increment_at(index)?));
+    match sketch {
+        HeldMut::Plain(sketch) if pairs == 1 => {
+            // One pair needs no list, nor the batch's prefetching.
+            let by = increment_at(2)?;
+            call.reply_array(1);
+            reply(sketch.increment(call.arg(2), by));
         }
-        call.reply_array(list.len());
-        sketch.increment_all(&list, reply);
+        HeldMut::Plain(sketch) => {
+            let list = pair_list(call, pairs, increment_at)?;
+            call.reply_array(list.len());
+            sketch.increment_all(&list, reply);
+        }
+        HeldMut::Windowed(sketch) => {
+            let list = pair_list(call, pairs, increment_at)?;
+            rotate_for_write(call, sketch);
+            let before = sketch.footprint();
+            sketch.prepare_write(list.iter().map(|&(_, by)| by))?;
+            metrics::changed(before, sketch);
+            call.reply_array(list.len());
+            if let [(item, by)] = list[..] {
+                reply(sketch.increment(item, by)?);
+            } else {
+                sketch.increment_all(&list, reply)?;
+            }
+        }
     }
     METRICS.count_adds(pairs);
     call.replicate_verbatim();
@@ -47,14 +67,31 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// The (item, increment) pairs, each increment read by `increment_at`.
+fn pair_list<'a>(
+    call: &Call<'a>,
+    pairs: usize,
+    increment_at: impl Fn(usize) -> Result<i64, CmsError>,
+) -> Result<Vec<(&'a [u8], i64)>, CmsError> {
+    let mut list = Vec::with_capacity(pairs);
+    for index in (2..call.argc()).step_by(2) {
+        list.push((call.arg(index), increment_at(index)?));
+    }
+    Ok(list)
+}
+
 /// CMS.MERGE destination numkeys source [source ...] [WEIGHTS weight [weight ...]]: the
 /// destination, which must exist with the sources' width, depth and cell size, becomes the
 /// weighted sum of the sources (it may be one of them). RedisBloom's checks, in its order.
+/// A windowed destination takes windowed sources of its window and generations, span by
+/// span, at its current span once rotated to the master's clock; plain and windowed
+/// sketches do not mix.
 pub fn merge(call: &Call) -> Result<(), CommandError> {
     let mut destination = call.open_key_for_writing();
-    if destination.get::<CountMinSketch>()?.is_none() {
-        return Err(CmsError::KeyMissing.into());
-    }
+    let windowed = match held(&destination)?.ok_or(CmsError::KeyMissing)? {
+        Held::Plain(_) => false,
+        Held::Windowed(_) => true,
+    };
     let count = parse::integer(call.arg(2)).ok_or(CmsError::InvalidNumkeys)?;
     let count = usize::try_from(count).ok().filter(|&count| count > 0).ok_or(CmsError::NumkeysNotPositive)?;
     let first_source: usize = 3;
@@ -79,19 +116,38 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         let key = call.open_key_at(first_source + index).ok_or(CmsError::WrongNumberOfKeys)?;
         let is_destination = key.holds_same_value_as(&destination);
         if !is_destination {
-            let source = key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
-            let target = destination.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
-            if !source.same_dimensions(target) {
-                return Err(CmsError::DimensionsDiffer.into());
-            }
-            if source.cell_size() != target.cell_size() {
-                return Err(CmsError::CellSizesDiffer.into());
+            match (held(&key)?.ok_or(CmsError::KeyMissing)?, held(&destination)?) {
+                (Held::Plain(source), Some(Held::Plain(target))) => {
+                    if !source.same_dimensions(target) {
+                        return Err(CmsError::DimensionsDiffer.into());
+                    }
+                    if source.cell_size() != target.cell_size() {
+                        return Err(CmsError::CellSizesDiffer.into());
+                    }
+                }
+                (Held::Windowed(_), Some(Held::Windowed(_))) => {}
+                _ => return Err(CmsError::WindowedWithPlain.into()),
             }
         }
         sources.push((key, is_destination, weight));
     }
-    let mut merged = Vec::with_capacity(count);
-    for (key, is_destination, weight) in &sources {
+    if windowed {
+        merge_windowed(call, &mut destination, &sources)?;
+    } else {
+        merge_plain(&mut destination, &sources)?;
+    }
+    call.replicate_verbatim();
+    call.notify(c"cms.merge");
+    call.reply_ok();
+    Ok(())
+}
+
+/// The sources, checked: (key, whether it is the destination, weight).
+type Sources = [(Key, bool, i64)];
+
+fn merge_plain(destination: &mut Key, sources: &Sources) -> Result<(), CommandError> {
+    let mut merged = Vec::with_capacity(sources.len());
+    for (key, is_destination, weight) in sources {
         let source = if *is_destination {
             MergeSource::Destination
         } else {
@@ -101,8 +157,23 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
     }
     let sketch = destination.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
     sketch.merge(&merged)?;
-    call.replicate_verbatim();
-    call.notify(c"cms.merge");
-    call.reply_ok();
+    Ok(())
+}
+
+fn merge_windowed(call: &Call, destination: &mut Key, sources: &Sources) -> Result<(), CommandError> {
+    let mut merged = Vec::with_capacity(sources.len());
+    for (key, is_destination, weight) in sources {
+        let source = if *is_destination {
+            WindowSource::Destination
+        } else {
+            WindowSource::Sketch(key.get::<WindowedCountMin>()?.ok_or(CmsError::KeyMissing)?)
+        };
+        merged.push((source, *weight));
+    }
+    let sketch = destination.get_mut::<WindowedCountMin>()?.ok_or(CmsError::KeyMissing)?;
+    rotate_for_write(call, sketch);
+    let before = sketch.footprint();
+    sketch.merge(&merged)?;
+    metrics::changed(before, sketch);
     Ok(())
 }

@@ -154,8 +154,10 @@ impl WindowedCountMin {
         Ok(())
     }
 
-    /// Refuses negative increments, then opens the current span's generation.
-    fn prepare_write(&mut self, mut increments: impl Iterator<Item = i64>) -> Result<(), WriteError> {
+    /// What every write does first, and a caller may do before it answers anything: refuses
+    /// negative increments, then opens the current span's generation. Nothing changes on an
+    /// error.
+    pub fn prepare_write(&mut self, mut increments: impl Iterator<Item = i64>) -> Result<(), WriteError> {
         if increments.any(|by| by < 0) {
             return Err(WriteError::Negative);
         }
