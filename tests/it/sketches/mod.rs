@@ -20,6 +20,7 @@ mod persistence;
 mod switching;
 mod t_digest;
 mod top_k;
+mod window_cms;
 
 use crate::harness::*;
 use redis::{Connection, Value};
