@@ -196,7 +196,7 @@ def main(port):
 
 
 # The sketches target's input: a mode byte per type, the encoding version, then tagged values.
-SKETCH_MODES = {"CMSk-TYPE": 0, "TopK-TYPE": 1, "TDIS-TYPE": 2}
+SKETCH_MODES = {"CMSk-TYPE": 0, "TopK-TYPE": 1, "TDIS-TYPE": 2, "rbCMSwind": 5}
 SKETCH_TAGS = {"unsigned": 0, "signed": 1, "double": 2, "string": 3}
 MODULE_NAME_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
@@ -421,9 +421,41 @@ def sketch_seeds():
             server.wait()
 
 
+def windowed_count_min_seeds():
+    """Windowed Count-Min records (this module's own, built from their layout): the running
+    total as a plain version 1 record, then the window, the generations and each generation,
+    closed ones with their counts. An open generation alone, closed ones under an open one, and
+    a total below its generations' sum, which the loader refuses."""
+    def sketch(width, depth, count, cells):
+        counters = b"".join(struct.pack("<I", cell) for cell in cells)
+        return [("unsigned", width), ("unsigned", depth), ("unsigned", count), ("unsigned", 4), ("string", counters)]
+
+    def windowed(total, window, generations, current, spans):
+        values = total + [("unsigned", window), ("unsigned", generations), ("unsigned", current), ("unsigned", len(spans))]
+        for start, counts in spans:
+            values += [("unsigned", start), ("unsigned", 0 if counts is None else 1)] + (counts or [])
+        return values
+
+    seeds = {
+        "cmsw-open": windowed(sketch(3, 2, 5, [5, 0, 0, 0, 5, 0]), 1000, 4, 250_000, [(250_000, None)]),
+        "cmsw-closed": windowed(sketch(3, 2, 9, [5, 4, 0, 0, 9, 0]), 1000, 4, 250_750,
+                                [(250_000, sketch(3, 2, 5, [5, 0, 0, 0, 5, 0])), (250_500, sketch(3, 2, 4, [0, 4, 0, 0, 4, 0]))]),
+        "cmsw-open-closed": windowed(sketch(3, 2, 9, [5, 4, 0, 0, 9, 0]), 1000, 4, 250_500,
+                                     [(250_000, sketch(3, 2, 5, [5, 0, 0, 0, 5, 0])), (250_500, None)]),
+        "cmsw-total-below": windowed(sketch(3, 2, 1, [1, 0, 0, 0, 1, 0]), 1000, 4, 250_500,
+                                     [(250_000, sketch(3, 2, 5, [5, 0, 0, 0, 5, 0])), (250_500, None)]),
+    }
+    for key, values in seeds.items():
+        data = sketch_input("rbCMSwind", 1, values)
+        write("sketches", key, data)
+        write("sketches", f"{key}-truncated", data[: 2 + (len(data) - 2) // 2])
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--sketches"]:
         sketch_seeds()
+        windowed_count_min_seeds()
     else:
         main(int(sys.argv[1]))
         sketch_seeds()
+        windowed_count_min_seeds()

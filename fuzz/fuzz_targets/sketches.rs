@@ -1,8 +1,9 @@
 //! The decoders of every value kept as a record of typed values: the Count-Min sketch's
 //! (encoding versions 0 to 2), Top-K's and the t-digest's (version 0), and the time-windowed
-//! Bloom filter's (version 1, and its SCANDUMP header alone). Input: a mode byte (taken modulo
-//! 5: 0 Count-Min, 1 Top-K, 2 t-digest, 3 windowed filter, 4 a windowed filter's header from the
-//! bytes that follow), the encoding version (taken modulo 4), then the record's values, each a tag
+//! Bloom filter's (version 1, and its SCANDUMP header alone), and the windowed Count-Min
+//! sketch's (version 1). Input: a mode byte (taken modulo 6: 0 Count-Min, 1 Top-K, 2 t-digest,
+//! 3 windowed filter, 4 a windowed filter's header from the bytes that follow, 5 windowed
+//! Count-Min), the encoding version (taken modulo 4), then the record's values, each a tag
 //! (taken modulo 4: 0 unsigned, 1 signed, 2 double, each 8 bytes little-endian; 3 a string,
 //! a 2-byte length and its bytes), up to the first that the input cuts short.
 //!
@@ -13,6 +14,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use redbloom_fuzz::core::bloom::window::WindowFilter;
+use redbloom_fuzz::core::count_min::window::{WindowSource, WindowedCountMin, WriteError};
 use redbloom_fuzz::core::count_min::{CellSize, CountMinSketch, MergeSource};
 use redbloom_fuzz::core::decode::{Persistent, Record, RecordValue};
 use redbloom_fuzz::core::t_digest::{AddError, TDigest};
@@ -274,6 +276,39 @@ fn window(mut filter: WindowFilter) {
     round_trip(&filter, GROWN_BUDGET);
 }
 
+/// A windowed sketch at times around its own: increments counted at once, read with and
+/// without a rotation alike, negative ones refused, a merge with itself, and nothing left
+/// once its window is long past.
+fn windowed_count_min(mut sketch: WindowedCountMin) {
+    let start = sketch.generations().current_start_ms();
+    let schedule = *sketch.schedule();
+    let mut now = start;
+    for (step, &item) in ITEMS.iter().enumerate() {
+        now = now.saturating_add(schedule.span_ms() / 2 * step as u64);
+        let mut unrotated = 0;
+        sketch.query_all([item], Some(now), |count| unrotated = count);
+        let _ = sketch.rotate(now);
+        let mut rotated = 0;
+        sketch.query_all([item], None, |count| rotated = count);
+        assert_eq!(unrotated, rotated, "a read before a rotation answers as after it");
+        if let Ok(Ok(count)) = sketch.increment(item, 1) {
+            assert!(count >= 1, "an increment just counted is missing");
+        }
+        assert!(sketch.sketch_count() <= schedule.max_live_generations() as usize, "more sketches than generations");
+    }
+    let before = saved(&sketch);
+    assert!(matches!(sketch.increment(b"a", -1), Err(WriteError::Negative)));
+    assert!(same(&before, &saved(&sketch)), "a refused increment changed the sketch");
+    if sketch.merge(&[(WindowSource::Destination, 1), (WindowSource::Destination, 1)]).is_err() {
+        assert!(same(&before, &saved(&sketch)), "a refused merge changed the sketch");
+    }
+    round_trip(&sketch, GROWN_BUDGET);
+    let _ = sketch.rotate(now.saturating_add(schedule.window_ms().saturating_mul(3)));
+    assert_eq!(sketch.count(None), 0, "a window long past left counts");
+    assert_eq!(sketch.sketch_count(), 1, "a window long past left generations");
+    round_trip(&sketch, GROWN_BUDGET);
+}
+
 fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
     let value = T::load_rdb(version, &mut record.clone(), FUZZ_BUDGET).ok()?;
     round_trip(&value, FUZZ_BUDGET);
@@ -282,7 +317,7 @@ fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
 
 fuzz_target!(|data: &[u8]| {
     let [mode, version, values @ ..] = data else { return };
-    if mode % 5 == 4 {
+    if mode % 6 == 4 {
         if let Ok(filter) = WindowFilter::decode_header(values, FUZZ_BUDGET) {
             window(filter);
         }
@@ -290,10 +325,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let version = i32::from(version % 4);
     let record = record(values);
-    match mode % 5 {
+    match mode % 6 {
         0 => load(version, &record).map(count_min),
         1 => load(version, &record).map(top_k),
         2 => load(version, &record).map(t_digest),
+        5 => load(version, &record).map(windowed_count_min),
         _ => load(version, &record).map(window),
     };
 });

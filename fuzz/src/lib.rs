@@ -11,6 +11,13 @@ pub mod shared {
     pub mod parse;
 }
 
+/// `WINDOW ms [GENERATIONS g]`, which the BF.* parser reads.
+#[path = "../../src/window"]
+pub mod window {
+    pub mod error;
+    pub mod parse;
+}
+
 /// BF.* arguments.
 #[path = "../../src/bloom"]
 pub mod bloom {

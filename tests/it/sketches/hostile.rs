@@ -1,5 +1,5 @@
 //! Hostile input to the sketches: RESTORE payloads of every sketch type, RedisBloom's and this
-//! module's (and of this module's windowed Bloom filters, recorded the same way), mutated field by field (dimensions raised over the data that follows, strings cut
+//! module's (and of this module's windowed Bloom filters and Count-Min sketches, recorded the same way), mutated field by field (dimensions raised over the data that follows, strings cut
 //! or grown, doubles made NaN or infinite, values dropped or repeated, other encoding versions)
 //! and byte by byte, with valid checksums so that the module's loader sees them; and the
 //! commands that take RedisBloom 2.8.2 down or make it try gigabytes. Every payload is refused
@@ -142,6 +142,13 @@ fn exercise(con: &mut Connection, key: &str) {
             "BF.SCANDUMP {} 0",
             "BF.SCANDUMP {} 1",
         ],
+        Value::SimpleString(kind) if kind == "rbCMSwind" => &[
+            "CMS.INFO",
+            "CMS.QUERY {} a b z",
+            "CMS.INCRBY {} a 5 b 1000",
+            "CMS.MERGE {} 2 {} {} WEIGHTS 2 1",
+            "CMS.QUERY {} a",
+        ],
         Value::SimpleString(kind) if kind == "TDIS-TYPE" => &[
             "TDIGEST.INFO",
             "TDIGEST.MIN",
@@ -195,7 +202,15 @@ fn mutated_sketch_payloads_are_refused_or_sound() {
     ok(&mut source_con, &["BF.RESERVE", "w", "0.01", "200", "WINDOW", "3600000", "GENERATIONS", "3"]);
     ok(&mut source_con, &["BF.MADD", "w", "a", "b", "c", "d"]);
     ok(&mut source_con, &["BF.INSERT", "w2", "WINDOW", "86400000", "NONSCALING", "ITEMS", "x", "y"]);
-    for key in ["w", "w2"] {
+    // And its windowed Count-Min sketches: closed generations of 100 ms spans, and a day's.
+    ok(&mut source_con, &["CMS.INITBYDIM", "cw", "20", "3", "WINDOW", "400"]);
+    for round in 0..3 {
+        ok(&mut source_con, &["CMS.INCRBY", "cw", "a", "3", &format!("r{round}"), "1"]);
+        std::thread::sleep(std::time::Duration::from_millis(110));
+    }
+    ok(&mut source_con, &["CMS.INITBYDIM", "cw2", "30", "2", "CELL_SIZE", "1", "WINDOW", "86400000"]);
+    ok(&mut source_con, &["CMS.INCRBY", "cw2", "a", "200", "b", "1"]);
+    for key in ["w", "w2", "cw", "cw2"] {
         let payload = dump_payload(&mut source_con, key);
         originals.push(parse(&payload).unwrap_or_else(|| panic!("{key}: not a module payload")));
     }
