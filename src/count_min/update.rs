@@ -47,23 +47,39 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
             call.reply_array(list.len());
             sketch.increment_all(&list, reply);
         }
+        HeldMut::Windowed(sketch) if pairs == 1 => {
+            let by = increment_at(2)?;
+            rotate_for_write(call, sketch);
+            open_span(sketch, std::iter::once(by))?;
+            call.reply_array(1);
+            reply(sketch.increment(call.arg(2), by)?);
+        }
         HeldMut::Windowed(sketch) => {
             let list = pair_list(call, pairs, increment_at)?;
             rotate_for_write(call, sketch);
-            let before = sketch.footprint();
-            sketch.prepare_write(list.iter().map(|&(_, by)| by))?;
-            metrics::changed(before, sketch);
+            open_span(sketch, list.iter().map(|&(_, by)| by))?;
             call.reply_array(list.len());
-            if let [(item, by)] = list[..] {
-                reply(sketch.increment(item, by)?);
-            } else {
-                sketch.increment_all(&list, reply)?;
-            }
+            sketch.increment_all(&list, reply)?;
         }
     }
     METRICS.count_adds(pairs);
     call.replicate_verbatim();
     call.notify(c"cms.incrby");
+    Ok(())
+}
+
+/// A windowed write's first step, before anything is answered: its increments checked, and
+/// the span's generation opened (its memory followed in `INFO bf`).
+fn open_span(
+    sketch: &mut WindowedCountMin,
+    increments: impl Iterator<Item = i64>,
+) -> Result<(), CommandError> {
+    if sketch.generations().current().is_some() {
+        return Ok(sketch.prepare_write(increments)?);
+    }
+    let before = sketch.footprint();
+    sketch.prepare_write(increments)?;
+    metrics::changed(before, sketch);
     Ok(())
 }
 
