@@ -4,6 +4,7 @@ use super::datatype::METRICS;
 use super::error::CmsError;
 use super::held::{held, held_mut, Held, HeldMut};
 use crate::shared::call::Call;
+use crate::shared::datatype::StoredValue;
 use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
 use crate::shared::metrics;
@@ -161,31 +162,31 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
 /// The sources, checked: (key, whether it is the destination, weight).
 type Sources = [(Key, bool, i64)];
 
-fn merge_plain(destination: &mut Key, sources: &Sources) -> Result<(), CommandError> {
+/// The sources as a merge of sketches of type `V` takes them: each the destination (as
+/// `destination`), or the sketch in its key (wrapped by `sketch`), with its weight.
+fn merge_list<'a, V: StoredValue + 'a, S: Copy>(
+    sources: &'a Sources,
+    destination: S,
+    sketch: impl Fn(&'a V) -> S,
+) -> Result<Vec<(S, i64)>, CommandError> {
     let mut merged = Vec::with_capacity(sources.len());
     for (key, is_destination, weight) in sources {
-        let source = if *is_destination {
-            MergeSource::Destination
-        } else {
-            MergeSource::Sketch(key.get::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?)
-        };
+        let source =
+            if *is_destination { destination } else { sketch(key.get::<V>()?.ok_or(CmsError::KeyMissing)?) };
         merged.push((source, *weight));
     }
+    Ok(merged)
+}
+
+fn merge_plain(destination: &mut Key, sources: &Sources) -> Result<(), CommandError> {
+    let merged = merge_list(sources, MergeSource::Destination, MergeSource::Sketch)?;
     let sketch = destination.get_mut::<CountMinSketch>()?.ok_or(CmsError::KeyMissing)?;
     sketch.merge(&merged)?;
     Ok(())
 }
 
 fn merge_windowed(call: &Call, destination: &mut Key, sources: &Sources) -> Result<(), CommandError> {
-    let mut merged = Vec::with_capacity(sources.len());
-    for (key, is_destination, weight) in sources {
-        let source = if *is_destination {
-            WindowSource::Destination
-        } else {
-            WindowSource::Sketch(key.get::<WindowedCountMin>()?.ok_or(CmsError::KeyMissing)?)
-        };
-        merged.push((source, *weight));
-    }
+    let merged = merge_list(sources, WindowSource::Destination, WindowSource::Sketch)?;
     let sketch = destination.get_mut::<WindowedCountMin>()?.ok_or(CmsError::KeyMissing)?;
     rotate_for_write(call, sketch);
     let before = sketch.footprint();

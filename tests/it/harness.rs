@@ -576,3 +576,19 @@ pub fn wait_in_sync(master: &mut Connection, replica: &mut Connection) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Checks that the replica holds exactly its master's keys: digests read while the master's
+/// replication offset stood still (a rotation of a windowed value in between is read again).
+pub fn assert_replica_matches(master: &mut Connection, replica: &mut Connection, keys: &[&str]) {
+    for _ in 0..50 {
+        let offset = master_offset(master);
+        let on_master: Vec<String> = keys.iter().map(|key| digest(master, key)).collect();
+        wait_in_sync(master, replica);
+        let on_replica: Vec<String> = keys.iter().map(|key| digest(replica, key)).collect();
+        if master_offset(master) == offset {
+            assert_eq!(on_replica, on_master, "digests of {keys:?} on the replica and the master");
+            return;
+        }
+    }
+    panic!("the master's replication offset never stood still");
+}

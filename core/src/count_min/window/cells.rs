@@ -41,7 +41,7 @@ pub(super) fn difference_into<'a>(
 /// least, over the rows, of the item's counter less theirs.
 pub(super) fn query_less<'a>(
     total: &CountMinSketch,
-    parts: impl Iterator<Item = &'a CountMinSketch> + Clone,
+    parts: &(impl Iterator<Item = &'a CountMinSketch> + Clone),
     item: &[u8],
 ) -> u64 {
     with_cell!(total.cell_size(), C => query_less_in::<C>(total, parts, item))
@@ -49,7 +49,7 @@ pub(super) fn query_less<'a>(
 
 fn query_less_in<'a, C: Cell>(
     total: &CountMinSketch,
-    parts: impl Iterator<Item = &'a CountMinSketch> + Clone,
+    parts: &(impl Iterator<Item = &'a CountMinSketch> + Clone),
     item: &[u8],
 ) -> u64 {
     let width = total.width() as usize;

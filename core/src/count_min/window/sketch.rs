@@ -187,7 +187,7 @@ impl WindowedCountMin {
             Expired::Older(expired) => {
                 let parts = expired.iter().filter_map(|generation| generation.value.counted());
                 for item in items {
-                    answer(query_less(&self.total, parts.clone(), item));
+                    answer(query_less(&self.total, &parts, item));
                 }
             }
         }
@@ -274,7 +274,7 @@ impl WindowedCountMin {
     fn reserve_needed_at_open(&self) -> bool {
         let schedule = self.schedule();
         let closes = self.generations.current_start_ms().saturating_add(schedule.span_ms());
-        !self.generations.older().first().is_some_and(|oldest| schedule.expiry_ms(oldest.start_ms) <= closes)
+        self.generations.older().first().is_none_or(|oldest| schedule.expiry_ms(oldest.start_ms) > closes)
     }
 
     /// Whether a rotation to `now_ms` would close or drop a generation.

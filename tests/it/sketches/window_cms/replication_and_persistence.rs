@@ -18,22 +18,6 @@ fn digests(con: &mut Connection, keys: &[&str]) -> Vec<String> {
     keys.iter().map(|key| digest(con, key)).collect()
 }
 
-/// Checks that the replica holds exactly its master's keys: digests read while the master's
-/// replication offset stood still (a rotation in between is read again).
-fn assert_replica_matches(master: &mut Connection, replica: &mut Connection, keys: &[&str]) {
-    for _ in 0..50 {
-        let offset = master_offset(master);
-        let on_master = digests(master, keys);
-        wait_in_sync(master, replica);
-        let on_replica = digests(replica, keys);
-        if master_offset(master) == offset {
-            assert_eq!(on_replica, on_master, "digests of {keys:?} on the replica and the master");
-            return;
-        }
-    }
-    panic!("the master's replication offset never stood still");
-}
-
 fn aof_text(server: &Server) -> String {
     let mut files: Vec<_> = std::fs::read_dir(server.dir().join("appendonlydir"))
         .expect("appendonlydir")
