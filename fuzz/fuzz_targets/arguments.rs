@@ -1,5 +1,6 @@
-//! The argument parsers of BF.RESERVE, BF.INSERT, CF.RESERVE and CF.INSERT, on arbitrary
-//! argument lists (pieces of the input split at zero bytes). What they accept must be within
+//! The argument parsers of BF.RESERVE, BF.INSERT, CF.RESERVE and CF.INSERT, and the window
+//! options a sketch's creation ends with (`WINDOW ms [GENERATIONS g]`), on arbitrary argument
+//! lists (pieces of the input split at zero bytes). What they accept must be within
 //! the documented ranges.
 #![no_main]
 
@@ -9,7 +10,10 @@ use redbloom_fuzz::core::bloom::params::{MAX_CAPACITY, MAX_EXPANSION, MAX_USEFUL
 use redbloom_fuzz::core::bloom::Format;
 use redbloom_fuzz::core::cuckoo::{CuckooParams, MAX_BUCKET_SIZE, MAX_EXPANSION as MAX_CUCKOO_EXPANSION};
 use redbloom_fuzz::cuckoo::parse as cuckoo_parse;
+use redbloom_fuzz::core::window::{MAX_GENERATIONS, MAX_WINDOW_MS, MIN_GENERATIONS, MIN_WINDOW_MS};
+use redbloom_fuzz::shared::error::CommandError;
 use redbloom_fuzz::shared::parse as primitives;
+use redbloom_fuzz::window::parse::trailing;
 use redbloom_fuzz::split_args;
 
 const DEFAULTS: Creation =
@@ -54,6 +58,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(insert.params.capacity >= 2 * u64::from(insert.params.bucket_size));
         let error_given = args[2..insert.first_item].iter().any(|arg| arg.eq_ignore_ascii_case(b"ERROR"));
         assert!(error_given || insert.params.width.is_redisbloom(), "only ERROR widens fingerprints");
+    }
+    if let Ok(Some(schedule)) = trailing(&pieces, 0, CommandError::WrongArity) {
+        assert!((MIN_WINDOW_MS..=MAX_WINDOW_MS).contains(&schedule.window_ms()));
+        assert!((MIN_GENERATIONS..=MAX_GENERATIONS).contains(&schedule.generations()));
+        assert!(u64::from(schedule.generations()) <= schedule.window_ms());
     }
     for piece in &pieces {
         let _ = primitives::integer(piece);
