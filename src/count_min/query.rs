@@ -7,6 +7,7 @@ use super::held::{held, Held};
 use crate::shared::call::Call;
 use crate::shared::clock::{decides, now_ms};
 use crate::shared::error::CommandError;
+use redbloom_core::count_min::window::WindowedCountMin;
 
 /// CMS.QUERY key item [item ...]: each item's estimate, the batch hashed and its counters
 /// asked of the CPU before any is read.
@@ -18,7 +19,7 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
     let answer = |count: u64| call.reply_integer(i64::try_from(count).unwrap_or(i64::MAX));
     match sketch {
         Held::Plain(sketch) => sketch.query_all(call.args_from(2), answer),
-        Held::Windowed(sketch) => sketch.query_all(call.args_from(2), decides(call).then(now_ms), answer),
+        Held::Windowed(sketch) => sketch.query_all(call.args_from(2), read_clock(call, sketch), answer),
     }
     METRICS.count_lookups(call.argc() - 2, 0);
     Ok(())
@@ -35,7 +36,7 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         Held::Windowed(sketch) => (
             sketch.width(),
             sketch.depth(),
-            sketch.count(decides(call).then(now_ms)),
+            sketch.count(read_clock(call, sketch)),
             sketch.cell_size(),
             Some(*sketch.schedule()),
         ),
@@ -55,4 +56,13 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         call.reply_integer(value);
     }
     Ok(())
+}
+
+/// The clock a read of a windowed sketch goes by: a master's own when a generation has expired
+/// by it though no rotation dropped it yet; otherwise none, which reads every generation (a
+/// replica's read, and a master's with nothing to leave out, alike). The clock is read first
+/// as it costs less than asking who sent the call.
+fn read_clock(call: &Call, sketch: &WindowedCountMin) -> Option<u64> {
+    let now = now_ms();
+    (sketch.holds_expired(now) && decides(call)).then_some(now)
 }

@@ -277,6 +277,12 @@ impl WindowedCountMin {
         self.generations.older().first().is_none_or(|oldest| schedule.expiry_ms(oldest.start_ms) > closes)
     }
 
+    /// Whether some generation has expired at `now_ms` though no rotation dropped it yet:
+    /// only then does a read by that clock answer otherwise than a read of every generation.
+    pub fn holds_expired(&self, now_ms: u64) -> bool {
+        self.generations.holds_expired(now_ms)
+    }
+
     /// Whether a rotation to `now_ms` would close or drop a generation.
     pub fn needs_rotation(&self, now_ms: u64) -> bool {
         self.generations.needs_rotation(now_ms)
