@@ -592,3 +592,15 @@ pub fn assert_replica_matches(master: &mut Connection, replica: &mut Connection,
     }
     panic!("the master's replication offset never stood still");
 }
+
+/// The server's AOF files (base and increments), in order, as one byte string.
+pub fn aof_bytes(server: &Server) -> Vec<u8> {
+    let mut files: Vec<_> = std::fs::read_dir(server.dir().join("appendonlydir"))
+        .expect("appendonlydir")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.to_string_lossy().ends_with(".aof"))
+        .collect();
+    files.sort();
+    files.iter().flat_map(|path| std::fs::read(path).expect("AOF file")).collect()
+}

@@ -54,17 +54,6 @@ fn rotations(aof: &[u8]) -> Vec<(String, u64)> {
     list
 }
 
-fn aof_bytes(server: &Server) -> Vec<u8> {
-    let mut files: Vec<_> = std::fs::read_dir(server.dir().join("appendonlydir"))
-        .expect("appendonlydir")
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.to_string_lossy().ends_with(".aof"))
-        .collect();
-    files.sort();
-    files.iter().flat_map(|path| std::fs::read(path).expect("AOF file")).collect()
-}
-
 #[test]
 fn a_replica_applies_its_masters_rotations_and_holds_the_same_bits() {
     const WINDOW: u64 = 1500;

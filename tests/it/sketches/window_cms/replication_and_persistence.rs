@@ -18,18 +18,6 @@ fn digests(con: &mut Connection, keys: &[&str]) -> Vec<String> {
     keys.iter().map(|key| digest(con, key)).collect()
 }
 
-fn aof_text(server: &Server) -> String {
-    let mut files: Vec<_> = std::fs::read_dir(server.dir().join("appendonlydir"))
-        .expect("appendonlydir")
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.to_string_lossy().ends_with(".aof"))
-        .collect();
-    files.sort();
-    let bytes: Vec<u8> = files.iter().flat_map(|path| std::fs::read(path).expect("AOF file")).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 #[test]
 fn a_replica_applies_its_masters_rotations_and_holds_the_same_counters() {
     const WINDOW: u64 = 1200;
@@ -76,7 +64,7 @@ fn a_replica_applies_its_masters_rotations_and_holds_the_same_counters() {
     }
 
     // The rotations reached the AOF as CMS.ROTATE with the master's times.
-    let text = aof_text(&master);
+    let text = String::from_utf8_lossy(&aof_bytes(&master)).into_owned();
     let rotations = text.matches("CMS.ROTATE").count();
     assert!(rotations >= 3, "{rotations} CMS.ROTATE in the AOF");
 }
