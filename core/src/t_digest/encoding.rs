@@ -31,6 +31,8 @@ use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 
 /// 2^63: weights and counts are below it.
 const WEIGHT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+/// The largest double below [`WEIGHT_LIMIT`].
+const LARGEST_WEIGHT: f64 = 9_223_372_036_854_774_784.0;
 
 impl Persistent for TDigest {
     const ENCODING_VERSION: i32 = 0;
@@ -132,13 +134,13 @@ impl Persistent for TDigest {
         sink.signed(nodes.len() as i64);
         sink.signed(0);
         sink.signed(self.total_compressions);
-        sink.double(self.observations as f64);
+        sink.double(saved_total(self.observations, &nodes));
         sink.double(0.0);
         for node in nodes.iter() {
             sink.double(node.mean);
         }
         for node in nodes.iter() {
-            sink.double(node.weight as f64);
+            sink.double(saved_weight(node.weight));
         }
     }
 
@@ -149,6 +151,26 @@ impl Persistent for TDigest {
     fn try_clone(&self) -> Option<Self> {
         self.try_copy().ok()
     }
+}
+
+/// A weight as the record's double: exact to 2^53, past it the nearest double (RedisBloom's
+/// cast), but never 2^63, which no loader takes.
+fn saved_weight(weight: i64) -> f64 {
+    (weight as f64).min(LARGEST_WEIGHT)
+}
+
+/// The record's merged weight: the smallest double at or above both the observations and the
+/// weights its centroids load back as. Past 2^53 the roundings of the weights may add up above
+/// the observations' double; were that saved, the load's excess would stay in the digest, pile
+/// up over saves and loads, and one day pass what a load accepts (the record of a digest that
+/// merged into itself some 53 times, refused at a restart). Saved so, a record loads with no
+/// excess and saves again the same; below 2^53 it is the observations, exactly.
+fn saved_total(observations: i64, nodes: &[Centroid]) -> f64 {
+    let weights = nodes.iter().fold(0i64, |sum, node| sum.saturating_add(saved_weight(node.weight) as i64));
+    let total = observations.max(weights);
+    let double = total as f64;
+    let at_least = if (double as i64) < total { double.next_up() } else { double };
+    at_least.min(LARGEST_WEIGHT)
 }
 
 fn count(value: i64) -> Result<usize, DecodeError> {

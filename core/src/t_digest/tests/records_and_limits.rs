@@ -180,3 +180,57 @@ fn a_digest_heavier_than_doubles_hold_exactly_loads_back() {
     assert_eq!(again, record);
     assert_eq!(loaded.quantiles(&[0.5]).unwrap(), heavy.quantiles(&[0.5]).unwrap());
 }
+
+/// A record whose centroids weigh a little more than its merged weight (doubles past 2^53
+/// round; RedisBloom's records may say so, and a load accepts it within the roundings): after
+/// a compression leaves fewer centroids, the digest's own record still loads, and saves again
+/// the same. (Saved with the loaded count, the excess stayed and outgrew what a load of fewer
+/// centroids accepts: a server could not load its own RDB.)
+#[test]
+fn an_excess_of_weight_a_load_accepted_never_makes_an_unloadable_record() {
+    const NODES: i64 = 20;
+    let weight = 1i64 << 56;
+    let merged_weight = (NODES * weight - 4096) as f64;
+    let mut values = vec![
+        RecordValue::Double(100.0),
+        RecordValue::Double(1.0),
+        RecordValue::Double(NODES as f64),
+        RecordValue::Signed(610),
+        RecordValue::Signed(NODES),
+        RecordValue::Signed(0),
+        RecordValue::Signed(0),
+        RecordValue::Double(merged_weight),
+        RecordValue::Double(0.0),
+    ];
+    values.extend((1..=NODES).map(|mean| RecordValue::Double(mean as f64)));
+    values.extend((0..NODES).map(|_| RecordValue::Double(weight as f64)));
+    let mut digest = TDigest::load_rdb(0, &mut Record(values.into()), BUDGET).unwrap();
+    digest.compress();
+    assert!(digest.info().unwrap().merged_nodes < 10, "the compression merged centroids");
+    let saved = tokens(&digest);
+    let loaded = load(&saved).unwrap();
+    assert_eq!(tokens(&loaded), saved);
+}
+
+/// A digest merged into itself past 2^53 observations, where weights saved as doubles round:
+/// every record it saves loads, saves again the same, and goes on loading after further
+/// writes and compressions (the roundings do not pile up across saves and loads).
+#[test]
+fn records_past_2_to_the_53_load_and_keep_loading() {
+    let mut digest = spread_digest();
+    for _ in 0..48 {
+        digest = TDigest::merge(None, &[&digest, &digest], None, BUDGET).unwrap();
+    }
+    assert!(digest.observations() > 1 << 53);
+    for round in 0..40 {
+        let saved = tokens(&digest);
+        let loaded = load(&saved).unwrap_or_else(|error| panic!("round {round}: {error:?}"));
+        assert_eq!(tokens(&loaded), saved, "round {round}: reloaded, another record");
+        digest = loaded;
+        let values: Vec<f64> = (0..700).map(|i| f64::from(i * (round + 3) % 997)).collect();
+        digest.add(&values).unwrap();
+        if round % 3 == 0 {
+            digest = TDigest::merge(None, &[&digest], Some(20 + round as u64), BUDGET).unwrap();
+        }
+    }
+}
