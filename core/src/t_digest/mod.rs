@@ -29,6 +29,8 @@
 //!   ([`TDigest`]).
 //! - `reads`: every query, on the view's centroids.
 //! - `encoding`: the RDB record (the [`Persistent`] impl).
+//! - `window`: the windowed digest (`WINDOW ms`), whose generations are plain
+//!   digests of this module, and its own record.
 //!
 //! [`Persistent`]: crate::decode::Persistent
 
@@ -39,7 +41,9 @@ mod nodes;
 mod reads;
 #[cfg(test)]
 mod tests;
+mod window;
 
 pub use digest::{
     AddError, MergeError, SizeError, TDigest, TDigestInfo, DEFAULT_COMPRESSION, MAX_COMPRESSION,
 };
+pub use window::{WindowContents, WindowTDigest};

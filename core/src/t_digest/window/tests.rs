@@ -1,0 +1,275 @@
+use super::*;
+use crate::decode::{DecodeError, Persistent, Record, RecordValue};
+
+const BUDGET: usize = 1 << 30;
+
+/// A window of 1000 ms in four spans of 250.
+fn window(compression: u64) -> WindowTDigest {
+    WindowTDigest::new(compression, Schedule::new(1000, 4).unwrap(), BUDGET).unwrap()
+}
+
+/// Adds `values` at `at_ms`, rotating first as a master does.
+fn add_at(digest: &mut WindowTDigest, at_ms: u64, values: &[f64]) {
+    digest.rotate(at_ms);
+    digest.add(values).unwrap();
+}
+
+fn record(value: &impl Persistent) -> Record {
+    let mut record = Record::default();
+    value.save_rdb(&mut record);
+    record
+}
+
+fn load(record: &Record, budget: usize) -> Result<WindowTDigest, DecodeError> {
+    WindowTDigest::load_rdb(0, &mut record.clone(), budget)
+}
+
+/// xorshift64*: values the tests can replay.
+struct Random(u64);
+
+impl Random {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[test]
+fn creation_checks_the_compression_and_the_whole_window_against_the_budget() {
+    let schedule = Schedule::new(1000, 4).unwrap();
+    assert_eq!(WindowTDigest::new(0, schedule, BUDGET).unwrap_err(), SizeError::Invalid);
+    assert_eq!(
+        WindowTDigest::new(MAX_COMPRESSION + 1, schedule, usize::MAX).unwrap_err(),
+        SizeError::TooLarge
+    );
+    // Five generations of 610 nodes of 16 bytes, and 8.
+    let five_full = 5 * (610 * 16 + 8);
+    assert!(WindowTDigest::new(100, schedule, five_full).is_ok());
+    assert_eq!(WindowTDigest::new(100, schedule, five_full - 1).unwrap_err(), SizeError::TooLarge);
+}
+
+#[test]
+fn values_are_counted_within_the_window_and_forgotten_after_its_slack() {
+    let mut digest = window(100);
+    add_at(&mut digest, 10_000, &[1.0, 2.0]);
+    add_at(&mut digest, 10_600, &[3.0]);
+    let observations = |digest: &WindowTDigest, now| digest.contents(Some(now)).unwrap().observations();
+    assert_eq!(observations(&digest, 10_600), 3);
+    // The first values' generation (span 10000..10250) counts until 11250, past 11000.
+    assert_eq!(observations(&digest, 11_000), 3);
+    assert_eq!(observations(&digest, 11_249), 3);
+    // A master reading without a rotation skips what expired; a replica reads what is held.
+    assert_eq!(observations(&digest, 11_250), 1);
+    assert_eq!(digest.contents(None).unwrap().observations(), 3);
+    assert_eq!(digest.contents(Some(11_250)).unwrap().min(), 3.0);
+    digest.rotate(11_250);
+    assert_eq!(digest.contents(None).unwrap().observations(), 1);
+    assert_eq!((digest.contents(None).unwrap().min(), digest.contents(None).unwrap().max()), (3.0, 3.0));
+    digest.rotate(11_850);
+    assert_eq!(digest.contents(None).unwrap().observations(), 0);
+    assert!(digest.contents(None).unwrap().quantiles(&[0.5]).unwrap()[0].is_nan());
+    assert_eq!(digest.generations().iter().count(), 0);
+}
+
+#[test]
+fn a_refused_add_changes_nothing_and_opens_no_generation() {
+    let mut digest = window(100);
+    digest.rotate(5_000);
+    let before = record(&digest);
+    assert_eq!(digest.add(&[1.0, f64::NAN]), Err(AddError::NotFinite));
+    assert_eq!(digest.add(&[f64::INFINITY]), Err(AddError::NotFinite));
+    assert_eq!(record(&digest), before);
+    assert!(digest.generations().current().is_none());
+}
+
+#[test]
+fn reset_empties_every_generation_and_keeps_the_window() {
+    let mut digest = window(100);
+    add_at(&mut digest, 5_000, &[1.0]);
+    add_at(&mut digest, 5_300, &[2.0]);
+    assert_eq!(digest.reset().len(), 2);
+    assert_eq!(digest.contents(Some(5_300)).unwrap().observations(), 0);
+    assert_eq!(digest.schedule(), &Schedule::new(1000, 4).unwrap());
+    add_at(&mut digest, 5_400, &[7.0]);
+    assert_eq!(digest.contents(Some(5_400)).unwrap().max(), 7.0);
+}
+
+#[test]
+fn a_rotation_compresses_the_generation_it_closes() {
+    let mut digest = window(100);
+    let values: Vec<f64> = (0..500).map(|i| f64::from((i * 37) % 500)).collect();
+    add_at(&mut digest, 5_000, &values);
+    let full = digest.memory_bytes();
+    let answers = digest.contents(None).unwrap().quantiles(&[0.1, 0.5, 0.99]).unwrap();
+    digest.rotate(5_250);
+    assert!(digest.memory_bytes() < full / 2, "{} of {full} bytes", digest.memory_bytes());
+    // The compression is the one the reads saw: the answers stay.
+    assert_eq!(digest.contents(None).unwrap().quantiles(&[0.1, 0.5, 0.99]).unwrap(), answers);
+}
+
+#[test]
+fn the_kept_contents_follow_every_write_and_rotation() {
+    let mut random = Random(0x5eed);
+    let mut digest = window(50);
+    for step in 0..200u64 {
+        let at = 10_000 + step * 37;
+        let values: Vec<f64> = (0..(step % 7 + 1)).map(|_| random.unit() * 1000.0).collect();
+        add_at(&mut digest, at, &values);
+        if step % 3 == 0 {
+            // A copy, made from the record alone, answers as the value with its kept digests.
+            let loaded = load(&record(&digest), BUDGET).unwrap();
+            let kept = digest.contents(Some(at)).unwrap();
+            let fresh = loaded.contents(None).unwrap();
+            assert_eq!(kept.observations(), fresh.observations());
+            let quantiles = [0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0];
+            let bits = |answers: Vec<f64>| answers.iter().map(|answer| answer.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(kept.quantiles(&quantiles).unwrap()), bits(fresh.quantiles(&quantiles).unwrap()));
+            assert_eq!(bits(kept.cdfs(&[100.0, 500.0]).unwrap()), bits(fresh.cdfs(&[100.0, 500.0]).unwrap()));
+        }
+    }
+}
+
+#[test]
+fn info_counts_the_window_and_every_generations_memory() {
+    let mut digest = window(100);
+    add_at(&mut digest, 5_000, &[1.0, 2.0, 3.0]);
+    add_at(&mut digest, 5_300, &[4.0]);
+    let info = digest.info(Some(5_300)).unwrap();
+    assert_eq!((info.compression, info.capacity, info.observations), (100, 610, 4));
+    assert_eq!(info.merged_weight + info.unmerged_weight, 4);
+    assert_eq!(info.memory_usage, digest.memory_bytes());
+    assert_eq!(info.memory_usage, 2 * (16 * 16 + 8));
+}
+
+#[test]
+fn the_record_loads_back_as_the_digest_saved() {
+    let mut digest = window(40);
+    add_at(&mut digest, 5_000, &[1.0, 2.0, 3.0]);
+    add_at(&mut digest, 5_300, &[4.0, 5.0]);
+    let saved = record(&digest);
+    let loaded = load(&saved, BUDGET).unwrap();
+    assert_eq!(record(&loaded), saved);
+    assert_eq!(record(&digest.try_copy().unwrap()), saved);
+    assert_eq!(loaded.memory_bytes(), digest.memory_bytes());
+    let values: Vec<RecordValue> = saved.0.iter().take(5).cloned().collect();
+    // Compression, window, generations, current span start, generation count.
+    assert_eq!(values, [40, 1000, 4, 5_250, 2].map(RecordValue::Unsigned).to_vec(),);
+}
+
+#[test]
+fn hostile_records_are_refused() {
+    let mut digest = window(40);
+    add_at(&mut digest, 5_000, &[1.0, 2.0, 3.0]);
+    add_at(&mut digest, 5_300, &[4.0]);
+    let saved = record(&digest);
+    let with = |index: usize, value: RecordValue| {
+        let mut record = saved.clone();
+        record.0[index] = value;
+        record
+    };
+    // Another compression than the generations'.
+    assert!(matches!(load(&with(0, RecordValue::Unsigned(41)), BUDGET), Err(DecodeError::Malformed(_))));
+    // A compression of 0 or beyond the largest.
+    assert!(load(&with(0, RecordValue::Unsigned(0)), BUDGET).is_err());
+    assert!(load(&with(0, RecordValue::Unsigned(u64::MAX)), BUDGET).is_err());
+    // A window out of range, a start off the grid.
+    assert!(load(&with(1, RecordValue::Unsigned(0)), BUDGET).is_err());
+    assert!(load(&with(3, RecordValue::Unsigned(5_251)), BUDGET).is_err());
+    // More generations than can be alive.
+    assert!(load(&with(4, RecordValue::Unsigned(6)), BUDGET).is_err());
+    // Every truncation.
+    for len in 0..saved.0.len() {
+        let mut truncated = saved.clone();
+        truncated.0.truncate(len);
+        assert!(load(&truncated, BUDGET).is_err(), "truncated to {len}");
+    }
+    // A budget for fewer than g + 1 full generations.
+    let five_full = 5 * (250 * 16 + 8);
+    assert!(load(&saved, five_full).is_ok());
+    assert_eq!(load(&saved, five_full - 1).unwrap_err(), DecodeError::TooLarge);
+    // Other encoding versions.
+    assert!(WindowTDigest::load_rdb(1, &mut saved.clone(), BUDGET).is_err());
+}
+
+#[test]
+fn observations_beyond_a_64_bit_count_are_refused() {
+    let mut digest = window(40);
+    add_at(&mut digest, 5_000, &[1.0]);
+    add_at(&mut digest, 5_300, &[2.0]);
+    let mut record = record(&digest);
+    // Each generation claims 2^62 + 2^61 observations in one centroid: each loads, not both.
+    let heavy = RecordValue::Double(6_917_529_027_641_081_856.0);
+    let doubles: Vec<usize> =
+        (0..record.0.len()).filter(|&index| record.0[index] == RecordValue::Double(1.0)).collect();
+    for index in doubles {
+        record.0[index] = heavy.clone();
+    }
+    assert!(matches!(load(&record, BUDGET), Err(DecodeError::Malformed(_))));
+}
+
+/// The rank error of a quantile estimate: how far the fraction of `sorted` at or below it
+/// (ties counted half) is from the fraction asked for.
+fn rank_error(sorted: &[f64], quantile: f64, estimate: f64) -> f64 {
+    let below = sorted.partition_point(|&value| value < estimate);
+    let at_or_below = sorted.partition_point(|&value| value <= estimate);
+    let rank = (below + at_or_below) as f64 / 2.0 / sorted.len() as f64;
+    (rank - quantile).abs()
+}
+
+/// Mean and largest rank error of `digest`'s quantiles over a grid of fractions.
+fn rank_errors(digest: &TDigest, sorted: &[f64]) -> (f64, f64) {
+    let quantiles: Vec<f64> = (1..1000).map(|i| f64::from(i) / 1000.0).collect();
+    let estimates = digest.quantiles(&quantiles).unwrap();
+    let errors: Vec<f64> =
+        quantiles.iter().zip(&estimates).map(|(&q, &estimate)| rank_error(sorted, q, estimate)).collect();
+    (errors.iter().sum::<f64>() / errors.len() as f64, errors.iter().copied().fold(0.0, f64::max))
+}
+
+/// A stream whose distribution drifts (so that forgotten values would show), read at many
+/// instants: the windowed digest's quantiles against the exact ones of the values its live
+/// generations hold, next to a plain digest fed those values alone.
+pub(crate) fn window_rank_errors() -> [(f64, f64); 2] {
+    let compression = 100;
+    let mut random = Random(0x7d16);
+    let mut digest = WindowTDigest::new(compression, Schedule::new(60_000, 4).unwrap(), BUDGET).unwrap();
+    let mut stream: Vec<(u64, f64)> = Vec::new();
+    let (mut windowed, mut plain) = ((0.0, 0.0), (0.0, 0.0));
+    let mut reads = 0;
+    for step in 0..4_000u64 {
+        let at = 1_000_000 + step * 50;
+        let drift = at as f64 / 1000.0;
+        let values: Vec<f64> =
+            (0..20).map(|_| drift + 100.0 * (-random.unit().max(1e-12).ln()).powf(1.5)).collect();
+        stream.extend(values.iter().map(|&value| (at, value)));
+        add_at(&mut digest, at, &values);
+        if step % 400 == 399 {
+            let oldest = digest.generations().iter().next().map_or(u64::MAX, |g| g.start_ms);
+            let mut held: Vec<f64> =
+                stream.iter().filter(|&&(time, _)| time >= oldest).map(|&(_, value)| value).collect();
+            let mut alone = TDigest::new(compression, BUDGET).unwrap();
+            alone.add(&held).unwrap();
+            held.sort_by(f64::total_cmp);
+            let contents = digest.contents(Some(at)).unwrap();
+            assert_eq!(contents.observations() as usize, held.len());
+            let (mean, max) = rank_errors(&contents, &held);
+            windowed = (windowed.0 + mean, f64::max(windowed.1, max));
+            let (mean, max) = rank_errors(&alone, &held);
+            plain = (plain.0 + mean, f64::max(plain.1, max));
+            reads += 1;
+        }
+    }
+    [(windowed.0 / f64::from(reads), windowed.1), (plain.0 / f64::from(reads), plain.1)]
+}
+
+#[test]
+fn quantiles_of_the_window_carry_a_plain_digests_rank_error() {
+    let [(windowed_mean, windowed_max), (plain_mean, plain_max)] = window_rank_errors();
+    println!(
+        "rank error over the window's values: windowed mean {windowed_mean:.5} max {windowed_max:.5}, \
+         plain digest of the same values mean {plain_mean:.5} max {plain_max:.5}"
+    );
+    assert!(windowed_mean <= 1.5 * plain_mean, "mean {windowed_mean} against {plain_mean}");
+    assert!(windowed_max <= 1.5 * plain_max, "max {windowed_max} against {plain_max}");
+}
