@@ -37,7 +37,7 @@ static ALLOCATOR: ModuleAllocator = ModuleAllocator;
 /// Reported by MODULE LIST; clients gate features on it (redis-py wants 2.8.0 or more).
 const MODULE_VERSION: c_int = 20800;
 
-static DATA_TYPES: [&RedisType; 8] = [
+static DATA_TYPES: [&RedisType; 9] = [
     &bloom::datatype::BLOOM_TYPE,
     &bloom::window::datatype::WINDOW_TYPE,
     &cuckoo::datatype::CUCKOO_TYPE,
@@ -46,6 +46,7 @@ static DATA_TYPES: [&RedisType; 8] = [
     &count_min::window::datatype::WINDOW_TYPE,
     &top_k::datatype::TOP_K_TYPE,
     &t_digest::datatype::T_DIGEST_TYPE,
+    &t_digest::window::datatype::WINDOW_T_DIGEST_TYPE,
 ];
 
 static COMMAND_TABLES: [&[Command]; 5] = [
@@ -64,7 +65,11 @@ static METRICS: [&Metrics; 5] = [
     &t_digest::datatype::METRICS,
 ];
 
-static KEY_TIMERS: [&KeyTimer; 2] = [&bloom::window::datatype::TIMER, &count_min::window::datatype::TIMER];
+static KEY_TIMERS: [&KeyTimer; 3] = [
+    &bloom::window::datatype::TIMER,
+    &count_min::window::datatype::TIMER,
+    &t_digest::window::datatype::TIMER,
+];
 
 /// Called by Redis on `loadmodule`.
 ///

@@ -4,8 +4,16 @@
 use super::{query, update};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, OVERWRITES, READS};
 use crate::shared::docs::{argument, keyword, Argument, Kind, KEY, KEY_ONLY};
+use crate::window::rotation::rotate_command;
+use redbloom_core::t_digest::WindowTDigest;
 
-const CREATE: &[Argument] = &[KEY, keyword(c"compression", c"COMPRESSION", Kind::Integer)];
+const CREATE: &[Argument] = &[
+    KEY,
+    keyword(c"compression", c"COMPRESSION", Kind::Integer),
+    keyword(c"window", c"WINDOW", Kind::Integer),
+    keyword(c"generations", c"GENERATIONS", Kind::Integer),
+];
+const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
 const VALUES: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"value", Kind::Double) }];
 const QUANTILES: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"quantile", Kind::Double) }];
 const RANKS: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"rank", Kind::Integer) }];
@@ -24,7 +32,7 @@ pub const COMMANDS: &[Command] = command_table! {
     c"tdigest.create" => update::create {
         arity: -2, flags: c"write deny-oom", keys: CREATES, arguments: CREATE,
         complexity: c"O(1)",
-        summary: c"Creates an empty t-digest",
+        summary: c"Creates an empty t-digest, or one of a sliding window of time",
     }
     c"tdigest.reset" => update::reset {
         arity: 2, flags: c"write deny-oom", keys: OVERWRITES, arguments: KEY_ONLY,
@@ -90,5 +98,11 @@ pub const COMMANDS: &[Command] = command_table! {
         arity: 2, flags: c"readonly fast", keys: DESCRIBES, arguments: KEY_ONLY,
         complexity: c"O(1)",
         summary: c"Returns information about a t-digest",
+    }
+    // Sent by a master to its replicas and the AOF, never by a client: refused otherwise.
+    c"tdigest.rotate" => rotate_command::<WindowTDigest> {
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        complexity: c"O(g), where g is the number of generations",
+        summary: c"Applies a master's rotation of a windowed t-digest (replication only)",
     }
 };

@@ -1,4 +1,5 @@
-//! The TDIGEST.* error texts, RedisBloom's, exactly as `docs/tdigest-commands.md` lists them.
+//! The TDIGEST.* error texts, RedisBloom's, exactly as `docs/tdigest-commands.md` lists them;
+//! and this module's own for windowed digests, which RedisBloom does not have.
 
 use crate::shared::error::CommandError;
 use std::ffi::CStr;
@@ -27,6 +28,7 @@ pub enum TDigestError {
     BadHighCut,
     CutsOutOfRange,
     CutsOutOfOrder,
+    WindowedDestination,
 }
 
 impl TDigestError {
@@ -59,6 +61,9 @@ impl TDigestError {
             }
             TDigestError::CutsOutOfOrder => {
                 c"ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile"
+            }
+            TDigestError::WindowedDestination => {
+                c"ERR T-Digest: a windowed t-digest cannot be a merge destination (merged values have no time)"
             }
         }
     }

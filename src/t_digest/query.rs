@@ -1,18 +1,21 @@
 //! The TDIGEST.* reads: MIN, MAX, QUANTILE, CDF, RANK, REVRANK, BYRANK, BYREVRANK,
 //! `TRIMMED_MEAN` and INFO. Each checks its key before its arguments, as RedisBloom does, and
 //! changes nothing (RedisBloom merges the digest's buffer on reads; here a read answers from a
-//! compressed view of the digest, kept until its next write).
+//! compressed view of the digest, kept until its next write). A windowed digest answers from
+//! its window's digest (`super::held::read`): on a master, of the generations its clock keeps.
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
+use super::held::{held, read, read_time, Held};
 use super::parse;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
-use redbloom_core::t_digest::TDigest;
+use redbloom_core::t_digest::{TDigest, TDigestInfo, WindowContents};
 
-fn digest_of(key: &Key) -> Result<&TDigest, CommandError> {
-    key.get::<TDigest>()?.ok_or(TDigestError::KeyMissing.into())
+/// The digest a read of `key` answers from: a plain one, or a windowed one's window.
+fn digest_of<'a>(call: &Call, key: &'a Key) -> Result<WindowContents<'a>, CommandError> {
+    read(held(key)?.ok_or(TDigestError::KeyMissing)?, read_time(call))
 }
 
 fn reply_doubles(call: &Call, values: &[f64]) {
@@ -25,14 +28,14 @@ fn reply_doubles(call: &Call, values: &[f64]) {
 /// TDIGEST.MIN key.
 pub fn min(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    call.reply_double(digest_of(&key)?.min());
+    call.reply_double(digest_of(call, &key)?.min());
     Ok(())
 }
 
 /// TDIGEST.MAX key.
 pub fn max(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    call.reply_double(digest_of(&key)?.max());
+    call.reply_double(digest_of(call, &key)?.max());
     Ok(())
 }
 
@@ -47,7 +50,7 @@ fn arguments<T>(
 /// TDIGEST.QUANTILE key quantile [quantile ...].
 pub fn quantile(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let digest = digest_of(&key)?;
+    let digest = digest_of(call, &key)?;
     let quantiles = arguments(call, |text| {
         let quantile = parse::double(text).ok_or(TDigestError::BadQuantile)?;
         if (0.0..=1.0).contains(&quantile) {
@@ -65,7 +68,7 @@ pub fn quantile(call: &Call) -> Result<(), CommandError> {
 /// TDIGEST.CDF key value [value ...].
 pub fn cdf(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let digest = digest_of(&key)?;
+    let digest = digest_of(call, &key)?;
     let values = arguments(call, |text| parse::double(text).ok_or(TDigestError::BadCdf.into()))?;
     let fractions = digest.cdfs(&values).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(values.len(), 0);
@@ -88,9 +91,9 @@ fn ranks(
     of: fn(&TDigest, &[f64]) -> Result<Vec<i64>, redbloom_core::bytes::AllocationFailed>,
 ) -> Result<(), CommandError> {
     let key = call.open_key();
-    let digest = digest_of(&key)?;
+    let digest = digest_of(call, &key)?;
     let values = arguments(call, |text| parse::double(text).ok_or(TDigestError::BadRankValue.into()))?;
-    let ranks = of(digest, &values).map_err(|_| TDigestError::AllocationFailed)?;
+    let ranks = of(&digest, &values).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(values.len(), 0);
     call.reply_array(ranks.len());
     for rank in ranks {
@@ -114,12 +117,12 @@ fn by_ranks(
     of: fn(&TDigest, &[u64]) -> Result<Vec<f64>, redbloom_core::bytes::AllocationFailed>,
 ) -> Result<(), CommandError> {
     let key = call.open_key();
-    let digest = digest_of(&key)?;
+    let digest = digest_of(call, &key)?;
     let ranks = arguments(call, |text| {
         let rank = crate::shared::parse::integer(text).ok_or(TDigestError::BadRank)?;
         u64::try_from(rank).map_err(|_| TDigestError::NegativeRank.into())
     })?;
-    let values = of(digest, &ranks).map_err(|_| TDigestError::AllocationFailed)?;
+    let values = of(&digest, &ranks).map_err(|_| TDigestError::AllocationFailed)?;
     METRICS.count_lookups(ranks.len(), 0);
     reply_doubles(call, &values);
     Ok(())
@@ -128,7 +131,7 @@ fn by_ranks(
 /// `TDIGEST.TRIMMED_MEAN key low_cut_percentile high_cut_percentile`.
 pub fn trimmed_mean(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let digest = digest_of(&key)?;
+    let digest = digest_of(call, &key)?;
     let low = parse::double(call.arg(2)).ok_or(TDigestError::BadLowCut)?;
     let high = parse::double(call.arg(3)).ok_or(TDigestError::BadHighCut)?;
     if !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
@@ -144,10 +147,18 @@ pub fn trimmed_mean(call: &Call) -> Result<(), CommandError> {
 }
 
 /// TDIGEST.INFO key: nine pairs, a flat array under RESP2 and a map under RESP3, of the digest
-/// as a read sees it (RedisBloom's shows what its last read left): see the contract.
+/// as a read sees it (RedisBloom's shows what its last read left): see the contract. A
+/// windowed digest's are its window's, then `Window` and `Generations`.
 pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let info = digest_of(&key)?.info().map_err(|_| TDigestError::AllocationFailed)?;
+    let (info, window) = match held(&key)?.ok_or(TDigestError::KeyMissing)? {
+        Held::Plain(digest) => (digest.info(), None),
+        Held::Windowed(digest) => {
+            let schedule = digest.schedule();
+            (digest.info(read_time(call)), Some([schedule.window_ms(), u64::from(schedule.generations())]))
+        }
+    };
+    let info: TDigestInfo = info.map_err(|_| TDigestError::AllocationFailed)?;
     let fields = [
         (c"Compression", info.compression as i64),
         (c"Capacity", info.capacity as i64),
@@ -159,8 +170,11 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         (c"Total compressions", info.total_compressions),
         (c"Memory usage", info.memory_usage as i64),
     ];
-    call.reply_map(fields.len());
-    for (label, value) in fields {
+    let window_fields = window.map(|[window_ms, generations]| {
+        [(c"Window", window_ms as i64), (c"Generations", generations as i64)]
+    });
+    call.reply_map(fields.len() + window_fields.map_or(0, |fields| fields.len()));
+    for (label, value) in fields.into_iter().chain(window_fields.into_iter().flatten()) {
         call.reply_simple(label);
         call.reply_integer(value);
     }

@@ -4,61 +4,125 @@
 //! at the same add on a master and its replicas, which see the same writes. Its record holds
 //! every node (the core's `encoding`), and a compression depends only on which nodes there are,
 //! so master, replica, AOF and restart hold the same digest bit for bit and answer alike.
+//!
+//! A windowed digest (`WINDOW ms`) is rotated by the master's clock before each write, the
+//! rotation replicated ahead of the write; a merge rotates its windowed sources so, and takes
+//! their windows as they are then. A merge into a windowed digest is refused: merged values
+//! have no time to be forgotten at.
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
+use super::held::{held, held_mut, read, Held, HeldMut};
 use super::parse;
 use crate::shared::call::Call;
+use crate::shared::clock::decides;
 use crate::shared::error::CommandError;
-use crate::shared::metrics;
+use crate::shared::metrics::{self, Measured};
 use crate::shared::parse::is_keyword;
-use redbloom_core::t_digest::{AddError, MergeError, SizeError, TDigest, DEFAULT_COMPRESSION};
+use crate::window::parse::trailing;
+use crate::window::rotation::{created, free, rotate_for_write, rotate_key_for_write};
+use redbloom_core::decode::Persistent;
+use redbloom_core::t_digest::{AddError, MergeError, SizeError, TDigest, WindowTDigest, DEFAULT_COMPRESSION};
+use redbloom_core::window::Schedule;
 
 /// Values TDIGEST.ADD reads without allocating.
 const FEW_VALUES: usize = 16;
 
-/// TDIGEST.CREATE key [COMPRESSION compression].
+/// TDIGEST.CREATE key [COMPRESSION compression] [WINDOW ms [GENERATIONS g]].
 pub fn create(call: &Call) -> Result<(), CommandError> {
-    if call.argc() != 2 && call.argc() != 4 {
+    let windowed =
+        call.args_from(2).any(|word| is_keyword(word, "WINDOW") || is_keyword(word, "GENERATIONS"));
+    if !windowed && call.argc() != 2 && call.argc() != 4 {
         return Err(CommandError::WrongArity);
     }
     let mut key = call.open_key_for_writing();
-    if key.get::<TDigest>()?.is_some() {
+    if held(&key)?.is_some() {
         return Err(TDigestError::KeyExists.into());
     }
-    let compression = if call.argc() == 4 {
-        // RedisBloom looks for the keyword in either place and reads the last word as the value.
-        if !is_keyword(call.arg(2), "COMPRESSION") && !is_keyword(call.arg(3), "COMPRESSION") {
-            return Err(TDigestError::WrongKeyword.into());
-        }
-        parse::compression(call.arg(3))?
-    } else {
-        DEFAULT_COMPRESSION
-    };
-    let digest = TDigest::new(compression, call.max_filter_bytes()).map_err(|error| match error {
+    let (compression, schedule) =
+        if windowed { window_options(call)? } else { (plain_compression(call)?, None) };
+    let size_error = |error| match error {
         SizeError::Invalid => TDigestError::CompressionNotPositive,
         SizeError::TooLarge | SizeError::OutOfMemory => {
             METRICS.count_refused_creation();
             TDigestError::AllocationFailed
         }
-    })?;
-    key.store(digest)?;
-    call.replicate_verbatim();
+    };
+    match schedule {
+        None => {
+            key.store(TDigest::new(compression, call.max_filter_bytes()).map_err(size_error)?)?;
+            call.replicate_verbatim();
+        }
+        Some(schedule) => {
+            let digest =
+                WindowTDigest::new(compression, schedule, call.max_filter_bytes()).map_err(size_error)?;
+            key.store(digest)?;
+            // As it came, so that the digest starts at the epoch's span everywhere, then the
+            // rotation to the master's clock.
+            call.replicate_verbatim();
+            if let Some(digest) = key.get_mut::<WindowTDigest>()? {
+                created(call, digest);
+            }
+        }
+    }
     call.notify(c"tdigest.create");
     call.reply_ok();
     Ok(())
 }
 
-/// TDIGEST.RESET key: empties the digest, keeping its compression.
+/// A plain digest's compression: `COMPRESSION c` as the fourth and last argument, or the
+/// default.
+fn plain_compression(call: &Call) -> Result<u64, CommandError> {
+    if call.argc() != 4 {
+        return Ok(DEFAULT_COMPRESSION);
+    }
+    // RedisBloom looks for the keyword in either place and reads the last word as the value.
+    if !is_keyword(call.arg(2), "COMPRESSION") && !is_keyword(call.arg(3), "COMPRESSION") {
+        return Err(TDigestError::WrongKeyword.into());
+    }
+    parse::compression(call.arg(3))
+}
+
+/// A windowed digest's options: `COMPRESSION c` first if given, then the window's.
+fn window_options(call: &Call) -> Result<(u64, Option<Schedule>), CommandError> {
+    let args = call.args();
+    let (compression, window_from) = if is_keyword(call.arg(2), "COMPRESSION") {
+        (parse::compression(args.get(3).ok_or(TDigestError::BadCompression)?)?, 4)
+    } else {
+        (DEFAULT_COMPRESSION, 2)
+    };
+    Ok((compression, trailing(&args, window_from, TDigestError::WrongKeyword.into())?))
+}
+
+/// TDIGEST.RESET key: empties the digest, keeping its compression (and its window).
 pub fn reset(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    let digest = key.get_mut::<TDigest>()?.ok_or(TDigestError::KeyMissing)?;
-    let before = metrics::Measured::footprint(&*digest);
-    digest.reset();
-    metrics::changed(before, &*digest);
+    match held_mut(&mut key)?.ok_or(TDigestError::KeyMissing)? {
+        HeldMut::Plain(digest) => measured(digest, |digest| {
+            digest.reset();
+            Ok(())
+        })?,
+        HeldMut::Windowed(digest) => measured(digest, |digest| {
+            let dropped = digest.reset();
+            let bytes = dropped.iter().map(|generation| generation.value.memory_bytes()).sum();
+            free(dropped, bytes);
+            Ok(())
+        })?,
+    }
     call.replicate_verbatim();
     call.notify(c"tdigest.reset");
     call.reply_ok();
+    Ok(())
+}
+
+/// Runs a write on `value`, following it in the metrics.
+fn measured<V: Measured>(
+    value: &mut V,
+    write: impl FnOnce(&mut V) -> Result<(), CommandError>,
+) -> Result<(), CommandError> {
+    let before = value.footprint();
+    write(value)?;
+    metrics::changed(before, value);
     Ok(())
 }
 
@@ -67,7 +131,7 @@ pub fn reset(call: &Call) -> Result<(), CommandError> {
 pub fn add(call: &Call) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
     // One lookup: the key is checked before the values, as RedisBloom does.
-    let digest = key.get_mut::<TDigest>()?.ok_or(TDigestError::KeyMissing)?;
+    let digest = held_mut(&mut key)?.ok_or(TDigestError::KeyMissing)?;
     // A few values, the common call, are read onto the stack: no allocation per call.
     let count = call.argc() - 2;
     let mut few = [0.0; FEW_VALUES];
@@ -87,18 +151,27 @@ pub fn add(call: &Call) -> Result<(), CommandError> {
         *slot = value;
     }
     let values = &*values;
-    let before = metrics::Measured::footprint(&*digest);
-    digest.add(values).map_err(|error| match error {
-        AddError::NotFinite => TDigestError::ValueNotFinite,
-        AddError::Overflow => TDigestError::Overflow,
-        AddError::OutOfMemory => TDigestError::AllocationFailed,
-    })?;
-    metrics::changed(before, &*digest);
+    match digest {
+        HeldMut::Plain(digest) => measured(digest, |digest| digest.add(values).map_err(add_error))?,
+        HeldMut::Windowed(digest) => {
+            rotate_for_write(call, digest);
+            measured(digest, |digest| digest.add(values).map_err(add_error))?;
+        }
+    }
     METRICS.count_adds(values.len());
     call.replicate_verbatim();
     call.notify(c"tdigest.add");
     call.reply_ok();
     Ok(())
+}
+
+fn add_error(error: AddError) -> CommandError {
+    match error {
+        AddError::NotFinite => TDigestError::ValueNotFinite,
+        AddError::Overflow => TDigestError::Overflow,
+        AddError::OutOfMemory => TDigestError::AllocationFailed,
+    }
+    .into()
 }
 
 /// TDIGEST.MERGE destination numkeys source [source ...] [COMPRESSION compression] [OVERRIDE]:
@@ -107,7 +180,10 @@ pub fn add(call: &Call) -> Result<(), CommandError> {
 /// among the words after the sources, as there.
 pub fn merge(call: &Call) -> Result<(), CommandError> {
     let mut destination = call.open_key_for_writing();
-    let exists = destination.get::<TDigest>()?.is_some();
+    let exists = match held(&destination)? {
+        Some(Held::Windowed(_)) => return Err(TDigestError::WindowedDestination.into()),
+        found => found.is_some(),
+    };
     let count = crate::shared::parse::integer(call.arg(2)).ok_or(TDigestError::BadNumkeys)?;
     let count =
         usize::try_from(count).ok().filter(|&count| count > 0).ok_or(TDigestError::NumkeysNotPositive)?;
@@ -126,11 +202,16 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         Some(at) => Some(parse::compression(options.get(at + 1).ok_or(CommandError::WrongArity)?)?),
         None => None,
     };
-    let keys: Vec<_> = (first_source..after_sources).filter_map(|index| call.open_key_at(index)).collect();
-    let mut sources = Vec::with_capacity(count);
-    for key in &keys {
-        sources.push(key.get::<TDigest>()?.ok_or(TDigestError::KeyMissing)?);
+    if decides(call) {
+        rotate_windowed_sources(call, first_source..after_sources);
     }
+    let keys: Vec<_> = (first_source..after_sources).filter_map(|index| call.open_key_at(index)).collect();
+    let mut windows = Vec::with_capacity(count);
+    for key in &keys {
+        // Every generation held: the master rotated its sources above, as the replica will.
+        windows.push(read(held(key)?.ok_or(TDigestError::KeyMissing)?, None)?);
+    }
+    let sources: Vec<&TDigest> = windows.iter().map(|window| &**window).collect();
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
     let merged =
         TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(
@@ -141,9 +222,21 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
             },
         )?;
     drop(sources);
+    drop(windows);
     destination.store(merged)?;
     call.replicate_verbatim();
     call.notify(c"tdigest.merge");
     call.reply_ok();
     Ok(())
+}
+
+/// Rotates every windowed source to the master's clock, the rotations replicated ahead of the
+/// merge, so that a replica and a replay merge the windows the master did.
+fn rotate_windowed_sources(call: &Call, sources: std::ops::Range<usize>) {
+    for index in sources {
+        let Some(mut key) = call.open_key_at_for_writing(index) else { continue };
+        if let Ok(Some(HeldMut::Windowed(digest))) = held_mut(&mut key) {
+            rotate_key_for_write(call, index, digest);
+        }
+    }
 }

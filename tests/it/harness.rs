@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
@@ -577,8 +577,17 @@ pub fn wait_in_sync(master: &mut Connection, replica: &mut Connection) {
     }
 }
 
+/// The client's clock, in milliseconds since the epoch: the one the servers of the tests read.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
+}
+
+pub fn sleep_until(at: Instant) {
+    std::thread::sleep(at.saturating_duration_since(Instant::now()));
+}
+
 /// Checks that the replica holds exactly its master's keys: digests read while the master's
-/// replication offset stood still (a rotation of a windowed value in between is read again).
+/// replication offset stood still (a rotation in between is read again).
 pub fn assert_replica_matches(master: &mut Connection, replica: &mut Connection, keys: &[&str]) {
     for _ in 0..50 {
         let offset = master_offset(master);

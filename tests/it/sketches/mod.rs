@@ -21,6 +21,7 @@ mod switching;
 mod t_digest;
 mod top_k;
 mod window_cms;
+mod window_t_digest;
 
 use crate::harness::*;
 use redis::{Connection, Value};

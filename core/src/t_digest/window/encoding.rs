@@ -56,7 +56,7 @@ impl Persistent for WindowTDigest {
 
     fn save_rdb(&self, sink: &mut impl RdbSink) {
         sink.unsigned(self.compression);
-        self.generations.save(sink, |digest, sink| digest.save_rdb(sink));
+        self.generations.save(sink, Persistent::save_rdb);
     }
 
     fn memory_bytes(&self) -> usize {

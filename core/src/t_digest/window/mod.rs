@@ -20,6 +20,9 @@
 //! - the window's digest, that and the current generation: rebuilt on the first read after a
 //!   write, from two compressed digests rather than `g + 1`.
 //!
+//! A window of one generation answers from that generation itself: a windowed digest whose
+//! values all fell in one span answers exactly as a plain digest given the same writes.
+//!
 //! Neither is part of the value: the record holds the generations only, so a replica (never
 //! read) builds neither, and both depend only on the generations, so every copy answers
 //! alike. A master that reads between a generation's expiry and the rotation that drops it
@@ -51,9 +54,9 @@ use crate::window::{Generations, Rotation, Schedule, Stamped};
 pub struct WindowTDigest {
     compression: u64,
     generations: Generations<TDigest>,
-    /// The older generations put together, made by the first read after a rotation; `None`
-    /// inside when there is no older generation.
-    older: OnceCell<Option<TDigest>>,
+    /// The older generations put together when there are several, made by the first read
+    /// after a rotation.
+    older: OnceCell<TDigest>,
     /// Every generation put together (`older` and the current one), made by the first read
     /// after a write or a rotation.
     window: OnceCell<TDigest>,
@@ -62,7 +65,9 @@ pub struct WindowTDigest {
 /// The window's digest a read answers from: kept with the value, or made for one read (a
 /// master's read that skips generations expired since the last rotation).
 pub enum WindowContents<'a> {
+    /// Kept with the value (or a plain digest itself), until its next write or rotation.
     Kept(&'a TDigest),
+    /// Made for this read alone.
     ForThisRead(TDigest),
 }
 
@@ -129,9 +134,11 @@ impl WindowTDigest {
             .fold(0i64, |sum, generation| sum.saturating_add(generation.value.observations))
     }
 
-    /// The bytes of every generation's node array.
+    /// The bytes of every generation's node array, and the 8 a plain digest counts beside its
+    /// own: a window of one generation reports what a plain digest of its values does.
     pub fn memory_bytes(&self) -> usize {
-        self.generations.iter().map(|generation| generation.value.node_bytes()).sum()
+        let header = memory_for(0);
+        self.generations.iter().fold(header, |sum, generation| sum + (generation.value.node_bytes() - header))
     }
 
     /// Moves to `now_ms` (see [`Generations::rotate`]): the generation the move closes is
@@ -180,40 +187,48 @@ impl WindowTDigest {
         }
         let count = i64::try_from(values.len()).map_err(|_| AddError::Overflow)?;
         self.observations().checked_add(count).ok_or(AddError::Overflow)?;
-        match self.generations.current_mut() {
-            Some(current) => current.value.add(values)?,
-            None => {
-                // The budget was checked for every generation when the value was created.
-                let mut opened =
-                    TDigest::new(self.compression, usize::MAX).map_err(|_| AddError::OutOfMemory)?;
-                opened.add(values)?;
-                self.generations.current_or_open(|| Ok::<_, AddError>(opened))?;
-            }
+        if let Some(current) = self.generations.current_mut() {
+            current.value.add(values)?;
+        } else {
+            // The budget was checked for every generation when the value was created.
+            let mut opened = TDigest::new(self.compression, usize::MAX).map_err(|_| AddError::OutOfMemory)?;
+            opened.add(values)?;
+            self.generations.current_or_open(|| Ok::<_, AddError>(opened))?;
         }
         self.window.take();
         Ok(())
     }
 
     /// The window's digest, which every read answers from: of every generation held
-    /// (`now_ms` `None`, a replica's read), or of those alive at `now_ms` (a master's).
+    /// (`now_ms` `None`, a replica's read), or of those alive at `now_ms` (a master's). A
+    /// window of one generation answers from it, as a plain digest of its values.
     pub fn contents(&self, now_ms: Option<u64>) -> Result<WindowContents<'_>, AllocationFailed> {
         if let Some(now) = now_ms.filter(|&now| self.generations.holds_expired(now)) {
             let live: Vec<&TDigest> = self.generations.live(Some(now)).map(|g| &g.value).collect();
-            return Ok(WindowContents::ForThisRead(self.put_together(&live)?));
+            return Ok(match live.as_slice() {
+                [alone] => WindowContents::Kept(alone),
+                parts => WindowContents::ForThisRead(self.put_together(parts)?),
+            });
+        }
+        let older: Option<&TDigest> = match self.generations.older() {
+            [] => None,
+            [alone] => Some(&alone.value),
+            many => Some(if let Some(older) = self.older.get() {
+                older
+            } else {
+                let parts: Vec<&TDigest> = many.iter().map(|g| &g.value).collect();
+                let older = self.put_together(&parts)?;
+                self.older.get_or_init(|| older)
+            }),
+        };
+        let parts: Vec<&TDigest> =
+            older.into_iter().chain(self.generations.current().map(|current| &current.value)).collect();
+        if let [alone] = parts.as_slice() {
+            return Ok(WindowContents::Kept(alone));
         }
         if let Some(window) = self.window.get() {
             return Ok(WindowContents::Kept(window));
         }
-        let older = match self.older.get() {
-            Some(older) => older,
-            None => {
-                let older: Vec<&TDigest> = self.generations.older().iter().map(|g| &g.value).collect();
-                let put_together = if older.is_empty() { None } else { Some(self.put_together(&older)?) };
-                self.older.get_or_init(|| put_together)
-            }
-        };
-        let parts: Vec<&TDigest> =
-            older.iter().chain(self.generations.current().map(|current| &current.value)).collect();
         let window = self.put_together(&parts)?;
         Ok(WindowContents::Kept(self.window.get_or_init(|| window)))
     }

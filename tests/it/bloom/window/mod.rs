@@ -15,7 +15,7 @@ mod replication_and_persistence;
 
 use crate::harness::*;
 use redis::Connection;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 const TYPE_NAME: &str = "rbBF-wind";
 /// A window no test outlives: generations of six hours on a grid from the epoch, so that
@@ -23,17 +23,6 @@ const TYPE_NAME: &str = "rbBF-wind";
 const DAY: &str = "86400000";
 /// Kept from every timed boundary.
 const MARGIN: Duration = Duration::from_millis(300);
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
-}
-
-fn sleep_until(at: Instant) {
-    let now = Instant::now();
-    if at > now {
-        std::thread::sleep(at - now);
-    }
-}
 
 fn strings(prefix: &str, count: usize) -> Vec<String> {
     (0..count).map(|n| format!("{prefix}{n}")).collect()

@@ -2,8 +2,7 @@
 //! `window (1 + 1/g)`, the error rate under a burst, and memory handed back while the key is idle.
 
 use super::{
-    add_batch, assert_all_found, assert_forgotten, forget_after, found, sleep_until, strings, Added, MARGIN,
-    TYPE_NAME,
+    add_batch, assert_all_found, assert_forgotten, forget_after, found, strings, Added, MARGIN, TYPE_NAME,
 };
 use crate::harness::*;
 use redis::{Connection, Value};

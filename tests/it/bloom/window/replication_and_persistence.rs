@@ -2,8 +2,7 @@
 //! rewrite, COPY, SCANDUMP) bit for bit with absolute times: down longer than the window, they forget.
 
 use super::{
-    add_batch, assert_all_found, assert_forgotten, forget_after, found, now_ms, sleep_until, strings, DAY,
-    MARGIN, TYPE_NAME,
+    add_batch, assert_all_found, assert_forgotten, forget_after, found, strings, DAY, MARGIN, TYPE_NAME,
 };
 use crate::harness::*;
 use redis::{Connection, Value};

@@ -1,0 +1,31 @@
+//! How a windowed digest rotates (`window::rotation` does the rest): its expired generations
+//! are freed, in the background when they are large.
+
+use super::datatype::TIMER;
+use crate::shared::key_timer::KeyTimer;
+use crate::window::rotation::{free, Windowed};
+use redbloom_core::decode::Persistent;
+use redbloom_core::t_digest::WindowTDigest;
+use std::ffi::CStr;
+
+impl Windowed for WindowTDigest {
+    const ROTATE_COMMAND: &'static CStr = c"TDIGEST.ROTATE";
+    const ROTATE_REFUSED: &'static CStr =
+        c"ERR TDIGEST.ROTATE is sent by a master to its replicas and the AOF";
+
+    fn timer() -> &'static KeyTimer {
+        &TIMER
+    }
+
+    fn rotate(&mut self, at_ms: u64) -> bool {
+        let rotation = WindowTDigest::rotate(self, at_ms);
+        let changed = rotation.changed();
+        let bytes = rotation.dropped.iter().map(|generation| generation.value.memory_bytes()).sum();
+        free(rotation.dropped, bytes);
+        changed
+    }
+
+    fn needs_rotation(&self, now_ms: u64) -> bool {
+        WindowTDigest::needs_rotation(self, now_ms)
+    }
+}
