@@ -1,9 +1,10 @@
 //! The decoders of every value kept as a record of typed values: the Count-Min sketch's
-//! (encoding versions 0 to 2), Top-K's and the t-digest's (version 0), and the time-windowed
-//! Bloom filter's (version 1, and its SCANDUMP header alone), and the windowed Count-Min
-//! sketch's (version 1). Input: a mode byte (taken modulo 6: 0 Count-Min, 1 Top-K, 2 t-digest,
-//! 3 windowed filter, 4 a windowed filter's header from the bytes that follow, 5 windowed
-//! Count-Min), the encoding version (taken modulo 4), then the record's values, each a tag
+//! (encoding versions 0 to 2), Top-K's and the t-digest's (version 0), the time-windowed
+//! Bloom filter's (version 1, and its SCANDUMP header alone), the windowed Count-Min sketch's
+//! (version 1) and the windowed t-digest's (version 0). Input: a mode byte (taken modulo 7: 0
+//! Count-Min, 1 Top-K, 2 t-digest, 3 windowed filter, 4 a windowed filter's header from the
+//! bytes that follow, 5 windowed Count-Min, 6 windowed t-digest), the encoding version (taken
+//! modulo 4), then the record's values, each a tag
 //! (taken modulo 4: 0 unsigned, 1 signed, 2 double, each 8 bytes little-endian; 3 a string,
 //! a 2-byte length and its bytes), up to the first that the input cuts short.
 //!
@@ -17,7 +18,7 @@ use redbloom_fuzz::core::bloom::window::WindowFilter;
 use redbloom_fuzz::core::count_min::window::{WindowSource, WindowedCountMin, WriteError};
 use redbloom_fuzz::core::count_min::{CellSize, CountMinSketch, MergeSource};
 use redbloom_fuzz::core::decode::{Persistent, Record, RecordValue};
-use redbloom_fuzz::core::t_digest::{AddError, TDigest};
+use redbloom_fuzz::core::t_digest::{AddError, TDigest, WindowTDigest};
 use redbloom_fuzz::core::top_k::TopK;
 
 /// What a record may load into: small, as in the cuckoo target, so that each run is quick.
@@ -309,6 +310,45 @@ fn windowed_count_min(mut sketch: WindowedCountMin) {
     round_trip(&sketch, GROWN_BUDGET);
 }
 
+/// A windowed digest at times around its own: rotations forward (and one back, which changes
+/// nothing), adds counted at once, refused adds that change nothing, reads of the window by a
+/// master's clock and a replica's, a reset, and a window long past that holds nothing.
+fn window_t_digest(mut digest: WindowTDigest) {
+    let start = digest.generations().current_start_ms();
+    let window = digest.schedule().window_ms();
+    let mut now = start;
+    for (step, values) in [&[1.0, 2.0, 3.0][..], &[-0.0, 0.0], &[1e308, -1e308], &[42.0; 40]].iter().enumerate() {
+        now = now.saturating_add(window / 3 * step as u64);
+        let _ = digest.rotate(now);
+        let before = saved(&digest);
+        assert_eq!(digest.add(&[1.0, f64::NAN]), Err(AddError::NotFinite));
+        assert!(same(&before, &saved(&digest)), "a refused add changed the digest");
+        let counted = digest.contents(Some(now)).map(|window| window.observations());
+        if digest.add(values).is_ok() {
+            if let (Ok(counted), Ok(window)) = (counted, digest.contents(Some(now))) {
+                assert_eq!(window.observations(), counted + values.len() as i64, "an add not counted");
+            }
+        }
+        for now in [None, Some(now), Some(now.saturating_add(window))] {
+            if let Ok(window) = digest.contents(now) {
+                read(&window);
+            }
+            let _ = digest.info(now);
+        }
+    }
+    let before = saved(&digest);
+    let _ = digest.rotate(start.saturating_sub(1));
+    assert!(same(&before, &saved(&digest)), "a rotation back in time changed the digest");
+    round_trip(&digest, GROWN_BUDGET);
+    let _ = digest.rotate(now.saturating_add(window.saturating_mul(3)));
+    if let Ok(window) = digest.contents(None) {
+        assert_eq!(window.observations(), 0, "a window long past held observations");
+    }
+    round_trip(&digest, GROWN_BUDGET);
+    digest.reset();
+    round_trip(&digest, GROWN_BUDGET);
+}
+
 fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
     let value = T::load_rdb(version, &mut record.clone(), FUZZ_BUDGET).ok()?;
     round_trip(&value, FUZZ_BUDGET);
@@ -317,7 +357,7 @@ fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
 
 fuzz_target!(|data: &[u8]| {
     let [mode, version, values @ ..] = data else { return };
-    if mode % 6 == 4 {
+    if mode % 7 == 4 {
         if let Ok(filter) = WindowFilter::decode_header(values, FUZZ_BUDGET) {
             window(filter);
         }
@@ -325,11 +365,12 @@ fuzz_target!(|data: &[u8]| {
     }
     let version = i32::from(version % 4);
     let record = record(values);
-    match mode % 6 {
+    match mode % 7 {
         0 => load(version, &record).map(count_min),
         1 => load(version, &record).map(top_k),
         2 => load(version, &record).map(t_digest),
         5 => load(version, &record).map(windowed_count_min),
+        6 => load(version, &record).map(window_t_digest),
         _ => load(version, &record).map(window),
     };
 });

@@ -25,6 +25,13 @@ pub mod bloom {
     pub mod parse;
 }
 
+/// The window grammar BF.* shares with every windowed type.
+#[path = "../../src/window"]
+pub mod window {
+    pub mod error;
+    pub mod parse;
+}
+
 /// CF.* arguments.
 #[path = "../../src/cuckoo"]
 pub mod cuckoo {

@@ -1,5 +1,5 @@
 //! Hostile input to the sketches: RESTORE payloads of every sketch type, RedisBloom's and this
-//! module's (and of this module's windowed Bloom filters and Count-Min sketches, recorded the same way), mutated field by field (dimensions raised over the data that follows, strings cut
+//! module's (and of this module's windowed Bloom filters, Count-Min sketches and t-digests, recorded the same way), mutated field by field (dimensions raised over the data that follows, strings cut
 //! or grown, doubles made NaN or infinite, values dropped or repeated, other encoding versions)
 //! and byte by byte, with valid checksums so that the module's loader sees them; and the
 //! commands that take RedisBloom 2.8.2 down or make it try gigabytes. Every payload is refused
@@ -149,6 +149,20 @@ fn exercise(con: &mut Connection, key: &str) {
             "CMS.MERGE {} 2 {} {} WEIGHTS 2 1",
             "CMS.QUERY {} a",
         ],
+        Value::SimpleString(kind) if kind == "rbTDIGwnd" => &[
+            "TDIGEST.INFO",
+            "TDIGEST.MIN",
+            "TDIGEST.MAX",
+            "TDIGEST.QUANTILE {} 0 0.5 1",
+            "TDIGEST.CDF {} 0 1e300",
+            "TDIGEST.REVRANK {} 0 5",
+            "TDIGEST.BYREVRANK {} 0 3 1000000",
+            "TDIGEST.TRIMMED_MEAN {} 0.1 0.9",
+            "TDIGEST.ADD {} 1 2 3",
+            "TDIGEST.MERGE {}:merged 2 {} {}",
+            "TDIGEST.QUANTILE {}:merged 0.5",
+            "TDIGEST.MERGE {} 1 {}:merged",
+        ],
         Value::SimpleString(kind) if kind == "TDIS-TYPE" => &[
             "TDIGEST.INFO",
             "TDIGEST.MIN",
@@ -210,7 +224,14 @@ fn mutated_sketch_payloads_are_refused_or_sound() {
     }
     ok(&mut source_con, &["CMS.INITBYDIM", "cw2", "30", "2", "CELL_SIZE", "1", "WINDOW", "86400000"]);
     ok(&mut source_con, &["CMS.INCRBY", "cw2", "a", "200", "b", "1"]);
-    for key in ["w", "w2", "cw", "cw2"] {
+    // And its windowed t-digests.
+    ok(
+        &mut source_con,
+        &["TDIGEST.CREATE", "tw", "COMPRESSION", "30", "WINDOW", "3600000", "GENERATIONS", "3"],
+    );
+    ok(&mut source_con, &["TDIGEST.ADD", "tw", "1", "2.5", "-7", "1e300", "42"]);
+    ok(&mut source_con, &["TDIGEST.CREATE", "tw2", "WINDOW", "86400000"]);
+    for key in ["w", "w2", "cw", "cw2", "tw", "tw2"] {
         let payload = dump_payload(&mut source_con, key);
         originals.push(parse(&payload).unwrap_or_else(|| panic!("{key}: not a module payload")));
     }
@@ -248,6 +269,11 @@ fn redisbloom_hazards_answer_errors_here() {
         ("TOPK.RESERVE t 1000000000 8 7 0.9", "ERR Insufficient memory to create topk data structure"),
         ("TOPK.RESERVE t 10 1000000000 100 0.9", "ERR Insufficient memory to create topk data structure"),
         ("TOPK.RESERVE t 4294967296", "TopK: invalid k"),
+        // A window of generations each within the cap, all of them beyond it.
+        (
+            "TDIGEST.CREATE w COMPRESSION 5000000 WINDOW 60000 GENERATIONS 64",
+            "ERR T-Digest: allocation failed",
+        ),
     ];
     for (command, expected) in refused {
         let args = words(command);
