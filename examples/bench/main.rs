@@ -4,8 +4,8 @@
 //! (its own, and RedisBloom's kept byte for byte); optionally against another module that
 //! serves BF.* (`--compare-module PATH`); and the sketches (CMS.*, TOPK.*, TDIGEST.*)
 //! against RedisBloom, interleaved in one run (`sketches`), with the t-digest's accuracy
-//! against RedisBloom's on the same streams (`accuracy`); and windowed filters and Count-Min
-//! sketches against plain ones of the same size (`window`, `window_cms`).
+//! against RedisBloom's on the same streams (`accuracy`); and windowed filters and sketches
+//! against plain ones of the same size (`window` and a `window_*` file per sketch).
 //!
 //! Server-side cost comes from INFO commandstats (`usec_per_call`), which the client's own speed
 //! does not distort; every figure is the median of several rounds.
@@ -22,6 +22,7 @@ mod sketches;
 mod stalls;
 mod window;
 mod window_cms;
+mod window_t_digest;
 mod workloads;
 
 use common::Server;
@@ -106,7 +107,7 @@ fn main() {
     let options = options();
     if options.window != Part::Skip && options.sketches != Part::Only {
         eprintln!("== windowed values against plain ones of the same size");
-        let runs: [fn(usize) -> Vec<window::Row>; 2] = [window::run, window_cms::run];
+        let runs: [fn(usize) -> Vec<window::Row>; 3] = [window::run, window_cms::run, window_t_digest::run];
         let rows: Vec<window::Row> = runs.iter().flat_map(|run| run(options.rounds)).collect();
         let table = window::table(&rows);
         println!("{table}");

@@ -325,7 +325,7 @@ pub fn timed(
     (usec, (calls.len() * items_per_call) as f64 / seconds)
 }
 
-fn commandstat(con: &mut Connection, command: &str) -> f64 {
+pub fn commandstat(con: &mut Connection, command: &str) -> f64 {
     let line = info_field(con, "commandstats", &format!("cmdstat_{command}")).expect(command);
     line.split(',')
         .find_map(|field| field.strip_prefix("usec_per_call="))

@@ -154,6 +154,17 @@ impl View {
         View { nodes, merged_nodes, merged_weight, unmerged_weight, magnitude }
     }
 
+    /// The view of `nodes`, sorted, holding `observations`: RedisBloom's `td_compress`.
+    fn compressing(mut nodes: Vec<Centroid>, observations: i64, compression: u64) -> View {
+        match merge_neighbours(&mut nodes, observations, compression) {
+            Some(merged_weight) => {
+                let merged_nodes = nodes.len();
+                View::new(nodes, merged_nodes, merged_weight, 0)
+            }
+            None => View::new(nodes, 0, 0, observations),
+        }
+    }
+
     pub(super) fn merged(&self) -> &[Centroid] {
         self.nodes.get(..self.merged_nodes).unwrap_or_default()
     }
@@ -342,14 +353,32 @@ impl TDigest {
         let mut nodes = try_vec(sorted.len())?;
         nodes.extend_from_slice(&sorted);
         drop(sorted);
-        let view = match merge_neighbours(&mut nodes, self.observations, self.compression) {
-            Some(merged_weight) => {
-                let merged_nodes = nodes.len();
-                View::new(nodes, merged_nodes, merged_weight, 0)
-            }
-            None => View::new(nodes, 0, 0, self.observations),
-        };
+        let view = View::compressing(nodes, self.observations, self.compression);
         Ok(self.view.get_or_init(|| view))
+    }
+
+    /// A digest for reads only, of `nodes` (sorted by mean) holding `observations` between
+    /// `min` and `max`: its view, their compression, is made at once and it keeps no nodes of
+    /// its own (what a windowed digest's reads answer from, made of its generations' views).
+    pub(super) fn read_only(
+        compression: u64,
+        capacity: usize,
+        [min, max]: [f64; 2],
+        nodes: Vec<Centroid>,
+        observations: i64,
+        total_compressions: i64,
+    ) -> TDigest {
+        let digest = TDigest::from_parts(
+            compression,
+            capacity,
+            min,
+            max,
+            Nodes::new(),
+            observations,
+            total_compressions,
+        );
+        let _ = digest.view.set(View::compressing(nodes, observations, compression));
+        digest
     }
 
     /// A copy, with the schedule's room for its nodes.

@@ -305,7 +305,7 @@ fn quantiles_of_the_window_carry_a_plain_digests_rank_error() {
     let (mut worst, mut worst_plain, mut sum, mut sum_plain, mut reads) = (0.0f64, 0.0f64, 0.0, 0.0, 0);
     for step in 0..30 {
         let drift = f64::from(step) * 40.0;
-        let batch: Vec<f64> = (0..300).map(|_| drift + random.below(1000) as f64).collect();
+        let batch: Vec<f64> = (0..300).map(|_| drift + random.below(1_000_000) as f64 / 1000.0).collect();
         add(&mut con, "w", &batch);
         written.push(batch);
         std::thread::sleep(Duration::from_millis(80));
@@ -341,7 +341,7 @@ fn quantiles_of_the_window_carry_a_plain_digests_rank_error() {
         "rank error of the window's quantiles over {reads} reads: mean {mean:.5}, max {worst:.5}; \
          a plain digest of the same values: mean {mean_plain:.5}, max {worst_plain:.5}"
     );
-    assert!(worst <= 0.02, "largest rank error {worst}");
+    assert!(worst <= 2.0 * worst_plain + 0.005, "largest rank error {worst} against {worst_plain}");
     assert!(mean <= 2.0 * mean_plain + 0.001, "mean rank error {mean} against {mean_plain}");
 }
 
