@@ -116,6 +116,7 @@ pub fn run(rounds: usize) -> Vec<Row> {
     {
         rows.push(after_writes(&mut con, read, stat, per_call, rounds, &mut random));
     }
+    memory_over_adds(&mut con, &mut random);
     rows
 }
 
@@ -164,6 +165,44 @@ fn after_writes(
         row.memory_ratio,
     );
     row
+}
+
+/// Either key's memory (TDIGEST.INFO's, its node arrays) over 5,000 adds of one value, read
+/// after every tenth: a digest's array grows until it compresses, so one instant's ratio says
+/// little; the largest and the mean do.
+fn memory_over_adds(con: &mut Connection, random: &mut Random) {
+    let mut samples = [Vec::new(), Vec::new()];
+    for _ in 0..500 {
+        for (index, key) in ["windowed", "plain"].into_iter().enumerate() {
+            let mut pipe = redis::pipe();
+            for _ in 0..10 {
+                pipe.cmd("TDIGEST.ADD").arg(key).arg(value(random)).ignore();
+            }
+            pipe.query::<()>(con).expect("adds");
+            let info: Vec<redis::Value> = redis::cmd("TDIGEST.INFO").arg(key).query(con).expect("INFO");
+            let bytes = info.chunks(2).find_map(|pair| match pair {
+                [redis::Value::SimpleString(label), redis::Value::Int(bytes)] if label == "Memory usage" => {
+                    Some(*bytes as f64)
+                }
+                _ => None,
+            });
+            samples[index].push(bytes.expect("Memory usage"));
+        }
+    }
+    let largest = |samples: &[f64]| samples.iter().copied().fold(0.0, f64::max);
+    let mean = |samples: &[f64]| samples.iter().sum::<f64>() / samples.len() as f64;
+    let [windowed, plain] = samples;
+    eprintln!(
+        "   memory over 5,000 adds (node arrays, bytes): windowed largest {:.0} mean {:.0}, plain largest {:.0} \
+         mean {:.0}; windowed / plain: largest {:.2}, mean {:.2} (g + 1 = {})",
+        largest(&windowed),
+        mean(&windowed),
+        largest(&plain),
+        mean(&plain),
+        largest(&windowed) / largest(&plain),
+        mean(&windowed) / mean(&plain),
+        GENERATIONS + 1,
+    );
 }
 
 fn memory_usage(con: &mut Connection, key: &str) -> u64 {
