@@ -290,3 +290,51 @@ fn a_window_of_one_generation_answers_as_a_plain_digest_of_the_same_writes() {
     assert_eq!(contents.info().unwrap(), plain.info().unwrap());
     assert_eq!(windowed.info(Some(9_100)).unwrap(), plain.info().unwrap());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Writes: the milliseconds since the previous one, and the values.
+    fn writes() -> impl Strategy<Value = Vec<(u64, Vec<f64>)>> {
+        let value = prop_oneof![(-20i32..20).prop_map(f64::from), -1e6..1e6_f64];
+        prop::collection::vec((0u64..700, prop::collection::vec(value, 1..60)), 1..40)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// Whatever the writes, a read by the master's clock counts every value of the last
+        /// window and none older than `window + span`, at the write and later without a
+        /// rotation; and the record loads back as a digest that answers alike.
+        #[test]
+        fn the_window_counts_what_it_promises(generations in 1u32..7, writes in writes(), later in 0u64..1500) {
+            let schedule = Schedule::new(1000, generations).unwrap();
+            let span = schedule.span_ms();
+            let mut digest = WindowTDigest::new(50, schedule, BUDGET).unwrap();
+            let mut now = 1_000_000;
+            let mut written: Vec<(u64, usize)> = Vec::new();
+            for (step, values) in writes {
+                now += step;
+                digest.rotate(now);
+                digest.add(&values).unwrap();
+                written.push((now, values.len()));
+                for at in [now, now + later] {
+                    let within = |age: u64| -> i64 {
+                        written.iter().filter(|&&(time, _)| at - time < age).map(|&(_, len)| len as i64).sum()
+                    };
+                    let counted = digest.contents(Some(at)).unwrap().observations();
+                    prop_assert!(counted >= within(1000), "at {}: {} counted, {} within the window", at, counted, within(1000));
+                    prop_assert!(counted <= within(1000 + span), "at {}: {} counted, {} within the slack", at, counted, within(1000 + span));
+                }
+                let loaded = load(&record(&digest), BUDGET).unwrap();
+                prop_assert_eq!(record(&loaded), record(&digest));
+                let quantiles = [0.0, 0.1, 0.5, 0.9, 1.0];
+                let bits = |window: WindowContents<'_>| {
+                    window.quantiles(&quantiles).unwrap().iter().map(|answer| answer.to_bits()).collect::<Vec<_>>()
+                };
+                prop_assert_eq!(bits(loaded.contents(None).unwrap()), bits(digest.contents(Some(now)).unwrap()));
+            }
+        }
+    }
+}
