@@ -11,7 +11,7 @@ pub mod shared {
     pub mod parse;
 }
 
-/// `WINDOW ms [GENERATIONS g]`, which the BF.* parser reads.
+/// `WINDOW ms [GENERATIONS g]`, the grammar every windowed type shares.
 #[path = "../../src/window"]
 pub mod window {
     pub mod error;
@@ -21,13 +21,6 @@ pub mod window {
 /// BF.* arguments.
 #[path = "../../src/bloom"]
 pub mod bloom {
-    pub mod error;
-    pub mod parse;
-}
-
-/// The window grammar BF.* shares with every windowed type.
-#[path = "../../src/window"]
-pub mod window {
     pub mod error;
     pub mod parse;
 }

@@ -14,17 +14,13 @@ mod replication_and_persistence;
 
 use crate::harness::*;
 use redis::{Connection, Value};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 const TYPE_NAME: &str = "rbCMSwind";
 /// A window no test outlives: generations of six hours on a grid from the epoch.
 const DAY: &str = "86400000";
 /// Kept from every timed boundary.
 const MARGIN: Duration = Duration::from_millis(300);
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
-}
 
 /// The item's count.
 fn query(con: &mut Connection, key: &str, item: &str) -> i64 {

@@ -2,7 +2,7 @@
 //! (RDB, AOF, rewrite, COPY, DUMP/RESTORE) bit for bit with absolute times: down longer than
 //! the window, they forget. RedisBloom refuses the type.
 
-use super::{now_ms, query, DAY, MARGIN, TYPE_NAME};
+use super::{query, DAY, MARGIN, TYPE_NAME};
 use crate::harness::*;
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
