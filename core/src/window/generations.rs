@@ -1,7 +1,7 @@
 //! The generations of a windowed value on its schedule's grid: which are alive, their
 //! rotation by the caller's clock, and their part of the value's RDB record.
 
-use super::schedule::Schedule;
+use super::schedule::{Schedule, MAX_TIME_MS};
 use crate::bytes::AllocationFailed;
 use crate::decode::{DecodeError, RdbSink, RdbSource};
 
@@ -218,7 +218,8 @@ impl<T> Generations<T> {
     }
 
     /// Reads what [`save`](Self::save) wrote, each payload with `load`, trusting nothing: the
-    /// schedule must be one [`Schedule::new`] accepts, the span starts must lie on its grid,
+    /// schedule must be one [`Schedule::new`] accepts, the current span's start must be no later
+    /// than [`MAX_TIME_MS`], the span starts must lie on its grid,
     /// rise strictly, end at or before the current span, and belong to generations a rotation
     /// to the current span would have kept.
     pub fn load<S: RdbSource>(
@@ -232,6 +233,9 @@ impl<T> Generations<T> {
         let current_start_ms = source.unsigned()?;
         if current_start_ms != schedule.span_start(current_start_ms) {
             return Err(malformed("current span is off the span grid"));
+        }
+        if current_start_ms > MAX_TIME_MS {
+            return Err(malformed("current span beyond any clock"));
         }
         let count = source.unsigned()?;
         if count > u64::from(schedule.max_live_generations()) {

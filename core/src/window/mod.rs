@@ -32,5 +32,5 @@ mod tests;
 pub use generations::{Generations, Rotation, Stamped};
 pub use schedule::{
     generations_in_range, window_in_range, Schedule, ScheduleError, DEFAULT_GENERATIONS, MAX_GENERATIONS,
-    MAX_WINDOW_MS, MIN_GENERATIONS, MIN_WINDOW_MS,
+    MAX_TIME_MS, MAX_WINDOW_MS, MIN_GENERATIONS, MIN_WINDOW_MS,
 };

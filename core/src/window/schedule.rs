@@ -7,6 +7,11 @@ pub const MIN_WINDOW_MS: u64 = 1;
 /// times far from overflowing and refuses values that are surely a unit mistake.
 pub const MAX_WINDOW_MS: u64 = 1 << 40;
 
+/// The latest time a record may hold, in milliseconds since the epoch: 2^50, past the year
+/// 37,000. Times beyond any clock would make sums of times saturate, and a generation opened at
+/// one look expired at once.
+pub const MAX_TIME_MS: u64 = 1 << 50;
+
 /// Generations when `GENERATIONS` is not given. Four keeps the slack (how long after its
 /// window a write may still count) at a quarter of the window and a read at five generations;
 /// for the Bloom filter, memory within 5% of the best choice (see `bloom::window`).

@@ -115,4 +115,11 @@ fn the_record_loads_back_and_hostile_times_are_refused() {
     let mut expired = saved(&generations);
     expired.0[2] = RecordValue::Unsigned(100_000);
     assert!(load(&mut expired).is_err());
+    // A current span beyond any clock, on the grid, with nothing in it.
+    let empty = saved(&Generations::new(Schedule::new(1000, 4).unwrap()).unwrap());
+    for (start, loads) in [(u64::MAX - u64::MAX % 250, false), (MAX_TIME_MS - MAX_TIME_MS % 250, true)] {
+        let mut record = empty.clone();
+        record.0[2] = RecordValue::Unsigned(start);
+        assert_eq!(load(&mut record).is_ok(), loads, "current span at {start}");
+    }
 }
