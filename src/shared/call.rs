@@ -73,12 +73,6 @@ impl<'a> Call<'a> {
         self.argv.get(index).map(|&name| Key::open_read(self.ctx, name))
     }
 
-    /// The key named by argument `index`, opened for writing (a merge's source that the
-    /// master's clock rotates first); `None` past the last argument.
-    pub fn open_key_at_for_writing(&self, index: usize) -> Option<Key> {
-        self.argv.get(index).map(|&name| Key::open_write(self.ctx, name))
-    }
-
     pub fn open_key_for_writing(&self) -> Key {
         Key::open_write(self.ctx, self.key_name())
     }

@@ -29,6 +29,7 @@ pub enum TDigestError {
     CutsOutOfRange,
     CutsOutOfOrder,
     WindowedDestination,
+    WindowedSource,
 }
 
 impl TDigestError {
@@ -64,6 +65,9 @@ impl TDigestError {
             }
             TDigestError::WindowedDestination => {
                 c"ERR T-Digest: a windowed t-digest cannot be a merge destination (merged values have no time)"
+            }
+            TDigestError::WindowedSource => {
+                c"ERR T-Digest: a windowed t-digest cannot be a merge source (a plain digest does not forget)"
             }
         }
     }

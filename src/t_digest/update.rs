@@ -6,21 +6,20 @@
 //! so master, replica, AOF and restart hold the same digest bit for bit and answer alike.
 //!
 //! A windowed digest (`WINDOW ms`) is rotated by the master's clock before each write, the
-//! rotation replicated ahead of the write; a merge rotates its windowed sources so, and takes
-//! their windows as they are then. A merge into a windowed digest is refused: merged values
-//! have no time to be forgotten at.
+//! rotation replicated ahead of the write. MERGE refuses windowed digests, as destination
+//! (merged values have no time to be forgotten at) and as source (a plain digest would keep
+//! what the window forgets).
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
-use super::held::{held, held_mut, read, Held, HeldMut};
+use super::held::{held, held_mut, Held, HeldMut};
 use super::parse;
 use crate::shared::call::Call;
-use crate::shared::clock::decides;
 use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
 use crate::shared::parse::is_keyword;
 use crate::window::parse::trailing;
-use crate::window::rotation::{created, free, rotate_for_write, rotate_key_for_write};
+use crate::window::rotation::{created, free, rotate_for_write};
 use redbloom_core::decode::Persistent;
 use redbloom_core::t_digest::{AddError, MergeError, SizeError, TDigest, WindowTDigest, DEFAULT_COMPRESSION};
 use redbloom_core::window::Schedule;
@@ -202,16 +201,14 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         Some(at) => Some(parse::compression(options.get(at + 1).ok_or(CommandError::WrongArity)?)?),
         None => None,
     };
-    if decides(call) {
-        rotate_windowed_sources(call, first_source..after_sources);
-    }
     let keys: Vec<_> = (first_source..after_sources).filter_map(|index| call.open_key_at(index)).collect();
-    let mut windows = Vec::with_capacity(count);
+    let mut sources: Vec<&TDigest> = Vec::with_capacity(count);
     for key in &keys {
-        // Every generation held: the master rotated its sources above, as the replica will.
-        windows.push(read(held(key)?.ok_or(TDigestError::KeyMissing)?, None)?);
+        match held(key)?.ok_or(TDigestError::KeyMissing)? {
+            Held::Plain(digest) => sources.push(digest),
+            Held::Windowed(_) => return Err(TDigestError::WindowedSource.into()),
+        }
     }
-    let sources: Vec<&TDigest> = windows.iter().map(|window| &**window).collect();
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
     let merged =
         TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(
@@ -222,21 +219,9 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
             },
         )?;
     drop(sources);
-    drop(windows);
     destination.store(merged)?;
     call.replicate_verbatim();
     call.notify(c"tdigest.merge");
     call.reply_ok();
     Ok(())
-}
-
-/// Rotates every windowed source to the master's clock, the rotations replicated ahead of the
-/// merge, so that a replica and a replay merge the windows the master did.
-fn rotate_windowed_sources(call: &Call, sources: std::ops::Range<usize>) {
-    for index in sources {
-        let Some(mut key) = call.open_key_at_for_writing(index) else { continue };
-        if let Ok(Some(HeldMut::Windowed(digest))) = held_mut(&mut key) {
-            rotate_key_for_write(call, index, digest);
-        }
-    }
 }

@@ -55,18 +55,12 @@ pub fn rotate_to<V: Windowed>(value: &mut V, at_ms: u64) -> bool {
 /// Before a write on a master, and after the creation of a value (which starts at the epoch
 /// everywhere): the rotation its clock asks for, replicated ahead of the write.
 pub fn rotate_for_write<V: Windowed>(call: &Call, value: &mut V) {
-    rotate_key_for_write(call, 1, value);
-}
-
-/// [`rotate_for_write`] of the value in the key named by argument `key_index`: a merge's
-/// source, rotated before it is read so that a replica reads the generations its master did.
-pub fn rotate_key_for_write<V: Windowed>(call: &Call, key_index: usize, value: &mut V) {
     if decides(call) {
         let now = now_ms();
         if rotate_to(value, now) {
             call.replicate(
                 V::ROTATE_COMMAND.to_str().unwrap_or_default(),
-                &[call.arg(key_index), now.to_string().as_bytes()],
+                &[call.arg(1), now.to_string().as_bytes()],
             );
         }
     }
