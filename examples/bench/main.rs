@@ -107,7 +107,8 @@ fn main() {
     let options = options();
     if options.window != Part::Skip && options.sketches != Part::Only {
         eprintln!("== windowed values against plain ones of the same size");
-        let runs: [fn(usize) -> Vec<window::Row>; 3] = [window::run, window_cms::run, window_t_digest::run];
+        let runs: [fn(usize) -> Vec<window::Row>; 4] =
+            [window::run, window::stream, window_cms::run, window_t_digest::run];
         let rows: Vec<window::Row> = runs.iter().flat_map(|run| run(options.rounds)).collect();
         let table = window::table(&rows);
         println!("{table}");

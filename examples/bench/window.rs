@@ -5,7 +5,8 @@
 //! Server time per item from INFO commandstats, the median of the slices.
 
 use crate::common::Server;
-use crate::workloads::{command, median, timed, Random};
+use crate::workloads::{command, commandstat_totals, median, timed, Random};
+use redis::ConnectionLike;
 use std::fmt::Write;
 
 const CAPACITY: u64 = 1_000_000;
@@ -133,4 +134,158 @@ pub fn table(rows: &[Row]) -> String {
         );
     }
     out
+}
+
+/// A steady stream as a new user would run one: `items` distinct new items per window of
+/// `window_ms`, added as they come (a tick every [`TICK_MS`]), and lookups among them.
+struct Stream {
+    items: u64,
+    window_ms: u64,
+    /// How long the stream runs, in windows: the first is the filter filling up.
+    windows: u64,
+}
+
+/// BF.RESERVE w 0.01 15000 WINDOW 3000, and 1,000,000 items per 4 s: a small filter (its
+/// generations in the caches, where the per-call costs show) and a large one (where memory
+/// latency does).
+const STREAMS: [Stream; 2] = [
+    Stream { items: 15_000, window_ms: 3_000, windows: 4 },
+    Stream { items: 1_000_000, window_ms: 4_000, windows: 3 },
+];
+/// Short enough that every span gets nearly its share (a span of 750 ms gets 37 or 38 ticks).
+const TICK_MS: u64 = 20;
+/// Ticks whose calls make one sample: enough calls that INFO's whole microseconds resolve.
+const TICKS_PER_SAMPLE: u64 = 10;
+/// Single BF.ADD and BF.EXISTS calls per key and tick; a larger stream's other items go in
+/// BF.MADD batches of [`MADD_BATCH`].
+const SINGLES_PER_TICK: u64 = 100;
+const MADD_BATCH: u64 = 1_000;
+
+/// BF.ADD and BF.EXISTS server time on a steady stream, windowed (default generations) against
+/// plain, and the windowed key's peak memory against a plain filter holding one window's
+/// items. The plain key is what a user without WINDOW runs: a filter of the window's capacity,
+/// replaced by an empty one every window (so that it never grows past one link). Every tick
+/// both keys take the same calls, in alternating order; reported are the medians, over the
+/// samples after the first window, of each key's server time per call (its microseconds
+/// over its calls, summed over a sample's ticks), and the highest MEMORY USAGE of the
+/// windowed key, read after every tick's writes.
+pub fn stream(_rounds: usize) -> Vec<Row> {
+    STREAMS.iter().flat_map(run_stream).collect()
+}
+
+fn run_stream(stream: &Stream) -> Vec<Row> {
+    let server = Server::start();
+    let mut con = server.connection();
+    let capacity = stream.items.to_string();
+    let window = stream.window_ms.to_string();
+    command(&mut con, &["BF.RESERVE", "windowed", "0.01", &capacity, "WINDOW", &window]);
+    command(&mut con, &["BF.RESERVE", "reference", "0.01", &capacity]);
+    add_batches(&mut con, "reference", &(0..stream.items).map(|n| format!("ref:{n}")).collect::<Vec<_>>());
+    let reference_bytes = memory_usage(&mut con, "reference");
+
+    let per_tick = stream.items * TICK_MS / stream.window_ms;
+    let ticks = stream.windows * stream.window_ms / TICK_MS;
+    let steady_from = stream.window_ms / TICK_MS;
+    let mut random = Random(0x5EED);
+    // Per command (ADD, EXISTS), per key (windowed, plain): the sample being summed
+    // (microseconds, calls), and the finished samples.
+    let mut sums = [[(0.0, 0.0); 2]; 2];
+    let mut samples = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
+    let mut peak_bytes = 0;
+    let started = std::time::Instant::now();
+    for tick in 0..ticks {
+        if (tick * TICK_MS).is_multiple_of(stream.window_ms) {
+            command(&mut con, &["DEL", "plain"]);
+            command(&mut con, &["BF.RESERVE", "plain", "0.01", &capacity]);
+        }
+        let first = tick * per_tick;
+        let items: Vec<String> = (first..first + per_tick).map(|n| format!("s:{n}")).collect();
+        let singles = (SINGLES_PER_TICK.min(per_tick)) as usize;
+        // Half the lookups ask for items of the last half window, half for items never added.
+        let recent = (stream.items / 2).min(first).max(1);
+        let probes: Vec<String> = (0..SINGLES_PER_TICK)
+            .map(|n| match n % 2 {
+                0 => format!("s:{}", first.saturating_sub(random.next() % recent)),
+                _ => format!("absent:{tick}:{n}"),
+            })
+            .collect();
+        let order = if tick % 2 == 0 { [0, 1] } else { [1, 0] };
+        for index in order {
+            let key = ["windowed", "plain"][index];
+            command(&mut con, &["CONFIG", "RESETSTAT"]);
+            singles_pipelined(&mut con, "BF.ADD", key, &items[..singles]);
+            add_batches(&mut con, key, &items[singles..]);
+            singles_pipelined(&mut con, "BF.EXISTS", key, &probes);
+            if tick >= steady_from {
+                for (command, stat) in ["bf.add", "bf.exists"].iter().enumerate() {
+                    let (usec, calls) = commandstat_totals(&mut con, stat);
+                    sums[command][index].0 += usec;
+                    sums[command][index].1 += calls;
+                }
+            }
+        }
+        if tick >= steady_from {
+            peak_bytes = peak_bytes.max(memory_usage(&mut con, "windowed"));
+            if (tick + 1 - steady_from).is_multiple_of(TICKS_PER_SAMPLE) {
+                for (command, keys) in sums.iter_mut().enumerate() {
+                    for (index, (usec, calls)) in keys.iter_mut().enumerate() {
+                        samples[command][index].push(*usec / calls.max(1.0));
+                        (*usec, *calls) = (0.0, 0.0);
+                    }
+                }
+            }
+        }
+        let next = std::time::Duration::from_millis((tick + 1) * TICK_MS);
+        if let Some(wait) = next.checked_sub(started.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+    let memory_ratio = peak_bytes as f64 / reference_bytes.max(1) as f64;
+    let name = format!("{} items / {} ms stream", stream.items, stream.window_ms);
+    let rows: Vec<Row> = ["BF.ADD", "BF.EXISTS"]
+        .iter()
+        .zip(samples)
+        .map(|(command, [windowed, plain])| Row {
+            workload: format!("{command} x1, {name}"),
+            windowed_usec_per_item: median(windowed),
+            plain_usec_per_item: median(plain),
+            memory_ratio,
+        })
+        .collect();
+    for row in &rows {
+        eprintln!(
+            "   {:<44} windowed {:>7.3} us  plain {:>7.3} us  windowed / plain {:.2}  peak memory {:.2} ({peak_bytes} / {reference_bytes} bytes)",
+            row.workload,
+            row.windowed_usec_per_item,
+            row.plain_usec_per_item,
+            row.windowed_usec_per_item / row.plain_usec_per_item,
+            row.memory_ratio,
+        );
+    }
+    rows
+}
+
+/// One call per item, pipelined.
+fn singles_pipelined(con: &mut redis::Connection, name: &str, key: &str, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    let mut pipe = redis::pipe();
+    for item in items {
+        pipe.cmd(name).arg(key).arg(item);
+    }
+    con.req_packed_commands(&pipe.get_packed_pipeline(), 0, items.len()).expect(name);
+}
+
+/// BF.MADD in batches of [`MADD_BATCH`], pipelined.
+fn add_batches(con: &mut redis::Connection, key: &str, items: &[String]) {
+    let batches: Vec<&[String]> = items.chunks(MADD_BATCH as usize).collect();
+    if batches.is_empty() {
+        return;
+    }
+    let mut pipe = redis::pipe();
+    for batch in &batches {
+        pipe.cmd("BF.MADD").arg(key).arg(*batch);
+    }
+    con.req_packed_commands(&pipe.get_packed_pipeline(), 0, batches.len()).expect("BF.MADD");
 }

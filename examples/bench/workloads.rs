@@ -326,11 +326,19 @@ pub fn timed(
 }
 
 pub fn commandstat(con: &mut Connection, command: &str) -> f64 {
-    let line = info_field(con, "commandstats", &format!("cmdstat_{command}")).expect(command);
-    line.split(',')
-        .find_map(|field| field.strip_prefix("usec_per_call="))
-        .and_then(|value| value.parse().ok())
-        .expect("usec_per_call")
+    stat_field(con, command, "usec_per_call").expect("usec_per_call")
+}
+
+/// A command's total server time in microseconds and its calls since the last CONFIG
+/// RESETSTAT (none when it was not called): finer than `usec_per_call`, which has two decimals.
+pub fn commandstat_totals(con: &mut Connection, command: &str) -> (f64, f64) {
+    (stat_field(con, command, "usec").unwrap_or(0.0), stat_field(con, command, "calls").unwrap_or(0.0))
+}
+
+fn stat_field(con: &mut Connection, command: &str, field: &str) -> Option<f64> {
+    let line = info_field(con, "commandstats", &format!("cmdstat_{command}"))?;
+    let prefix = format!("{field}=");
+    line.split(',').find_map(|pair| pair.strip_prefix(prefix.as_str())).and_then(|value| value.parse().ok())
 }
 
 fn info_field(con: &mut Connection, section: &str, name: &str) -> Option<String> {

@@ -167,10 +167,10 @@ fn debug_windowed(call: &Call, filter: &WindowFilter) {
     for generation in filter.generations() {
         let line = format!(
             "generation start:{} items:{} links:{} bytes:{}",
-            generation.start_ms(),
-            generation.latest_items(),
-            generation.filter().links().len(),
-            generation.memory_bytes()
+            generation.start_ms,
+            generation.value.latest_items(),
+            generation.value.links().count(),
+            generation.value.memory_bytes()
         );
         call.reply_bulk(line.as_bytes());
     }

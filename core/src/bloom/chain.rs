@@ -55,6 +55,19 @@ impl BloomFilter {
     ) -> Result<BloomFilter, FilterError> {
         let first_rate = if expansion == 0 { error_rate } else { error_rate * TIGHTENING_RATIO };
         let layout = Layout::for_capacity(capacity, first_rate).ok_or(FilterError::TooLarge)?;
+        BloomFilter::try_with_first_link(capacity, first_rate, layout, expansion, max_bytes)
+    }
+
+    /// A new filter whose first link has the rate and layout given, sized already: a caller
+    /// that makes many filters alike sizes them once (the sizing is a search that costs as
+    /// much as thousands of adds).
+    pub(crate) fn try_with_first_link(
+        capacity: u64,
+        first_rate: f64,
+        layout: Layout,
+        expansion: u32,
+        max_bytes: usize,
+    ) -> Result<BloomFilter, FilterError> {
         check_budget(layout.bits() / 8, 0, max_bytes)?;
         let mut links = Vec::new();
         links.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
@@ -65,6 +78,23 @@ impl BloomFilter {
     /// A filter from decoded links, which the decoder has checked against the invariants.
     pub(super) fn from_links(links: Vec<SubFilter>, expansion: u32) -> BloomFilter {
         BloomFilter { links, expansion, next_layout: None }
+    }
+
+    /// The filter split after its first link: that link alone as a non-scaling filter, and
+    /// the links after it, if any, as a filter of the same expansion (their invariants are
+    /// the chain's). How a windowed generation of the first encoding becomes a base link and
+    /// its overflow.
+    pub(super) fn split_first(self) -> Result<(BloomFilter, Option<BloomFilter>), FilterError> {
+        let mut links = self.links.into_iter();
+        let first = links.next().ok_or(FilterError::TooLarge)?;
+        let mut alone = Vec::new();
+        alone.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
+        alone.push(first);
+        let mut rest = Vec::new();
+        rest.try_reserve_exact(links.len()).map_err(|_| FilterError::OutOfMemory)?;
+        rest.extend(links);
+        let rest = (!rest.is_empty()).then(|| BloomFilter::from_links(rest, self.expansion));
+        Ok((BloomFilter::from_links(alone, 0), rest))
     }
 
     /// A deep copy; only [`FilterError::OutOfMemory`] can refuse it.

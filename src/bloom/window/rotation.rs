@@ -4,7 +4,7 @@
 use super::datatype::TIMER;
 use crate::shared::key_timer::KeyTimer;
 use crate::window::rotation::{free, Windowed};
-use redbloom_core::bloom::window::{Generation, WindowFilter};
+use redbloom_core::bloom::window::WindowFilter;
 use std::ffi::CStr;
 
 impl Windowed for WindowFilter {
@@ -18,7 +18,7 @@ impl Windowed for WindowFilter {
     fn rotate(&mut self, at_ms: u64) -> bool {
         let rotation = WindowFilter::rotate(self, at_ms);
         let changed = rotation.changed();
-        let bytes = rotation.dropped.iter().map(Generation::memory_bytes).sum();
+        let bytes = rotation.dropped.iter().map(|generation| generation.value.memory_bytes()).sum();
         free(rotation.dropped, bytes);
         changed
     }

@@ -1,19 +1,24 @@
 //! The binary form of a windowed filter, shared by RDB, AOF rewrite and SCANDUMP/LOADCHUNK,
 //! in the same shape as a plain filter's: a header, then the bit arrays of every link of
-//! every generation (generations oldest first, links oldest first) as one byte space cut into
-//! chunks of at most [`CHUNK_BYTES`] that never cross a link. The dump protocol of plain
-//! filters therefore carries it unchanged; only the header differs, and its magic tells
-//! them apart.
+//! every generation (generations oldest first, each one's base link then its overflow's links)
+//! as one byte space cut into chunks of at most [`CHUNK_BYTES`] that never cross a link. The
+//! dump protocol of plain filters therefore carries it unchanged; only the header differs, and
+//! its magic tells them apart.
 //!
 //! Header, all integers little-endian:
 //! ```text
-//! magic "RBLW" | version u8 = 1 | flags u8 = 0
+//! magic "RBLW" | version u8 = 2 | flags u8 = 0
 //! | window ms u64 | generations u32 | capacity u64 | error rate f64 | expansion u32
 //! | current span start ms u64 | generation count u32
 //! then per generation, oldest first:
-//!   start ms u64 | latest items u64 | chain header length u32 | chain header
+//!   start ms u64 | latest items u64
+//!   | base header length u32 | base header | overflow header length u32 (0: none) | overflow header
 //! ```
-//! where each chain header is the plain filter's (see [`crate::bloom::encoding`]). Times are
+//! where the base header is a non-scaling plain filter's of one link and the overflow header a
+//! plain filter's (see [`crate::bloom::encoding`]). Version 1, which this module wrote before
+//! generations had an overflow, has one chain header per generation instead
+//! (`chain header length u32 | chain header`, its first link at half the generation's rate);
+//! it is read as that link for the base and the links after it for the overflow. Times are
 //! absolute (milliseconds since the epoch), so that a filter loaded after a downtime longer
 //! than its window forgets, at its first rotation, what expired meanwhile.
 //!
@@ -23,25 +28,30 @@
 //! Decoding trusts nothing: the parameters must be ones [`WindowParams::new`] accepts; the
 //! span starts must lie on the span grid, rise strictly, and belong to generations a
 //! rotation to the current span would have kept; each chain header must decode (the plain
-//! filter's checks), scale as the window says and keep at most the window's share of the
-//! error rate (its capacity may differ: a later version may size generations otherwise);
-//! every generation is held to what is left of the memory budget before its bits are
-//! allocated.
+//! filter's checks), scale as the window says, and the links of a generation keep at most its
+//! share of the error rate (their capacities may differ: a later version may size generations
+//! otherwise); every generation is held to what is left of the memory budget before its bits
+//! are allocated.
 
-use super::filter::{Generation, WindowFilter};
+use super::filter::WindowFilter;
+use super::generation::Generation;
 use super::params::WindowParams;
-use crate::bloom::chain::MAX_LINKS;
+use crate::bloom::chain::{BloomFilter, MAX_LINKS};
 use crate::bloom::encoding::{self, ChunkError, CHUNK_BYTES};
 use crate::bloom::format::locate;
 use crate::bytes::ByteArray;
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource, Reader};
+use crate::window::Generations;
 
 /// The first bytes of a windowed filter's header. A plain filter's starts with `RBLF` (or,
 /// in RedisBloom's format, with an item count): LOADCHUNK looks here first.
 pub const MAGIC: &[u8; 4] = b"RBLW";
-const VERSION: u8 = 1;
+/// The header this version writes.
+const VERSION: u8 = 2;
+/// The header before generations had an overflow: still read.
+const VERSION_ONE_CHAIN: u8 = 1;
 const FIXED_HEADER_BYTES: usize = 4 + 1 + 1 + 8 + 4 + 8 + 8 + 4 + 8 + 4;
-const GENERATION_HEADER_BYTES: usize = 8 + 8 + 4;
+const GENERATION_HEADER_BYTES: usize = 8 + 8 + 4 + 4;
 /// The longest chain header a generation can have: the plain header of a full chain.
 const MAX_CHAIN_HEADER_BYTES: usize = 4 + 1 + 1 + 4 + 4 + MAX_LINKS * (8 + 8 + 4 + 8 + 8 + 4);
 
@@ -53,9 +63,14 @@ pub fn is_window_header(header: &[u8]) -> bool {
 impl WindowFilter {
     /// The first piece of a dump: the header above.
     pub fn encode_header(&self) -> Vec<u8> {
-        let chains: Vec<Vec<u8>> =
-            self.generations().map(|generation| encoding::encode_header(generation.filter())).collect();
-        let chain_bytes: usize = chains.iter().map(Vec::len).sum();
+        let chains: Vec<(Vec<u8>, Vec<u8>)> = self
+            .generations()
+            .map(|generation| {
+                let overflow = generation.value.overflow().map(encoding::encode_header).unwrap_or_default();
+                (encoding::encode_header(generation.value.base()), overflow)
+            })
+            .collect();
+        let chain_bytes: usize = chains.iter().map(|(base, overflow)| base.len() + overflow.len()).sum();
         let mut header =
             Vec::with_capacity(FIXED_HEADER_BYTES + chains.len() * GENERATION_HEADER_BYTES + chain_bytes);
         let params = &self.params;
@@ -67,13 +82,15 @@ impl WindowFilter {
         header.extend_from_slice(&params.capacity().to_le_bytes());
         header.extend_from_slice(&params.error_rate().to_le_bytes());
         header.extend_from_slice(&params.expansion().to_le_bytes());
-        header.extend_from_slice(&self.current_start_ms.to_le_bytes());
+        header.extend_from_slice(&self.current_start_ms().to_le_bytes());
         header.extend_from_slice(&(chains.len() as u32).to_le_bytes());
-        for (generation, chain) in self.generations().zip(&chains) {
-            header.extend_from_slice(&generation.start_ms().to_le_bytes());
-            header.extend_from_slice(&generation.latest_items().to_le_bytes());
-            header.extend_from_slice(&(chain.len() as u32).to_le_bytes());
-            header.extend_from_slice(chain);
+        for (generation, (base, overflow)) in self.generations().zip(&chains) {
+            header.extend_from_slice(&generation.start_ms.to_le_bytes());
+            header.extend_from_slice(&generation.value.latest_items().to_le_bytes());
+            for chain in [base, overflow] {
+                header.extend_from_slice(&(chain.len() as u32).to_le_bytes());
+                header.extend_from_slice(chain);
+            }
         }
         header
     }
@@ -95,16 +112,17 @@ impl WindowFilter {
         if reader.take(4)? != MAGIC {
             return Err(DecodeError::Malformed("not a windowed filter header"));
         }
-        if reader.u8()? != VERSION {
+        let version = reader.u8()?;
+        if version != VERSION && version != VERSION_ONE_CHAIN {
             return Err(DecodeError::Malformed("unknown encoding version"));
         }
         if reader.u8()? != 0 {
             return Err(DecodeError::Malformed("unknown flags"));
         }
         let params = read_params(&mut reader)?;
-        let span = params.span_ms();
+        let schedule = *params.schedule();
         let current_start_ms = reader.u64()?;
-        if !current_start_ms.is_multiple_of(span) {
+        if current_start_ms != schedule.span_start(current_start_ms) {
             return Err(DecodeError::Malformed("current span is off the span grid"));
         }
         let count = reader.u32()? as usize;
@@ -112,51 +130,48 @@ impl WindowFilter {
             return Err(DecodeError::Malformed("more generations than can be alive"));
         }
 
-        let mut filter = WindowFilter {
-            params,
-            current_start_ms,
-            current: None,
-            older: WindowFilter::older_list(&params)?,
-        };
+        // Built as the rotations that made it: each generation opened at its span, then the
+        // current span set. The starts are checked first, so that no rotation drops anything.
+        let mut generations = Generations::new(schedule)?;
         let mut used_bytes = 0usize;
         let mut previous_start = None;
         for _ in 0..count {
             let start_ms = reader.u64()?;
             let latest = reader.u64()?;
-            let chain_len = reader.u32()? as usize;
-            if chain_len > MAX_CHAIN_HEADER_BYTES {
-                return Err(DecodeError::Malformed("chain header too long"));
-            }
-            let chain_header = reader.take(chain_len)?;
-            check_start(&filter, start_ms, previous_start)?;
+            check_start(&params, current_start_ms, start_ms, previous_start)?;
             previous_start = Some(start_ms);
-
-            let parsed = encoding::parse_header(chain_header)?;
-            let chain = parsed.build(max_bytes.saturating_sub(used_bytes), &mut bits)?;
-            let first = chain.links().first().ok_or(DecodeError::Malformed("a generation without links"))?;
-            // The rate bounds the window's: a generation may be stricter, never looser. Its
-            // capacity is the sizing's choice, which may change between versions; the
-            // chain's own checks and the budget bound it.
-            if chain.expansion_factor() != params.expansion()
-                || first.error_rate() > params.first_link_error_rate()
-            {
-                return Err(DecodeError::Malformed("a generation is looser than its window allows"));
-            }
-            if latest > chain.items() {
-                return Err(DecodeError::Malformed("more latest items than items in a generation"));
-            }
-            used_bytes += chain.bits_bytes();
-            let generation = Generation { start_ms, filter: chain, latest };
-            if start_ms == current_start_ms {
-                filter.current = Some(generation);
+            let budget = max_bytes.saturating_sub(used_bytes);
+            let (base, overflow) = if version == VERSION_ONE_CHAIN {
+                let chain = chain(&mut reader, budget, &mut bits)?
+                    .ok_or(DecodeError::Malformed("a generation without links"))?;
+                if chain.expansion_factor() != params.expansion() {
+                    return Err(DecodeError::Malformed("a generation scales otherwise than its window"));
+                }
+                chain.split_first()?
             } else {
-                filter.older.push(generation);
-            }
+                let base = chain(&mut reader, budget, &mut bits)?
+                    .ok_or(DecodeError::Malformed("a generation without links"))?;
+                let overflow = chain(&mut reader, budget.saturating_sub(base.bits_bytes()), &mut bits)?;
+                if base.expansion_factor() != 0
+                    || overflow
+                        .as_ref()
+                        .is_some_and(|overflow| overflow.expansion_factor() != params.expansion())
+                {
+                    return Err(DecodeError::Malformed("a generation scales otherwise than its window"));
+                }
+                (base, overflow)
+            };
+            let generation = Generation { base, overflow, latest };
+            check_generation(&params, &generation)?;
+            used_bytes += generation.bits_bytes();
+            generations.rotate(start_ms);
+            generations.current_or_open(|| Ok::<_, DecodeError>(generation))?;
         }
         if !reader.0.is_empty() {
             return Err(DecodeError::Malformed("trailing bytes after the last generation"));
         }
-        Ok(filter)
+        generations.rotate(current_start_ms);
+        Ok(WindowFilter { params, generations, base_layout: None })
     }
 
     /// The chunks in order, each with the offset just past its end.
@@ -204,21 +219,64 @@ fn read_params(reader: &mut Reader) -> Result<WindowParams, DecodeError> {
     Ok(params)
 }
 
+/// A chain header of its length's prefix, and the filter it describes with its bits from
+/// `bits`, within `max_bytes`; `None` for a length of 0.
+fn chain(
+    reader: &mut Reader,
+    max_bytes: usize,
+    bits: &mut impl FnMut(u64) -> Result<ByteArray, DecodeError>,
+) -> Result<Option<BloomFilter>, DecodeError> {
+    let len = reader.u32()? as usize;
+    if len == 0 {
+        return Ok(None);
+    }
+    if len > MAX_CHAIN_HEADER_BYTES {
+        return Err(DecodeError::Malformed("chain header too long"));
+    }
+    let parsed = encoding::parse_header(reader.take(len)?)?;
+    Ok(Some(parsed.build(max_bytes, bits)?))
+}
+
+/// A generation keeps at most its share of the window's rate: its base link at most what this
+/// version gives one (it may be stricter, never looser), and its overflow, whose links' rates
+/// halve, at most what the base leaves (twice its first link's). Only a scaling window has an
+/// overflow. Its latest adds are among its items.
+fn check_generation(params: &WindowParams, generation: &Generation) -> Result<(), DecodeError> {
+    let first_rate = |filter: &BloomFilter| filter.links().first().map_or(0.0, |link| link.error_rate());
+    let base_rate = first_rate(&generation.base);
+    let overflow_bound = generation.overflow.as_ref().map_or(0.0, |overflow| 2.0 * first_rate(overflow));
+    if base_rate > params.base_error_rate()
+        || overflow_bound > params.generation_error_rate() - base_rate
+        || (params.expansion() == 0 && generation.overflow.is_some())
+    {
+        return Err(DecodeError::Malformed("a generation is looser than its window allows"));
+    }
+    if generation.latest > generation.items() {
+        return Err(DecodeError::Malformed("more latest items than items in a generation"));
+    }
+    Ok(())
+}
+
 /// A generation's start must lie on the grid, after the previous one's, and belong to a
 /// generation that the rotation which set the current span kept (one that expires after it):
 /// that is what bounds the generations alive, and so the filter's error rate.
-fn check_start(filter: &WindowFilter, start_ms: u64, previous: Option<u64>) -> Result<(), DecodeError> {
-    if !start_ms.is_multiple_of(filter.params.span_ms()) {
+fn check_start(
+    params: &WindowParams,
+    current_start_ms: u64,
+    start_ms: u64,
+    previous: Option<u64>,
+) -> Result<(), DecodeError> {
+    let schedule = params.schedule();
+    if start_ms != schedule.span_start(start_ms) {
         return Err(DecodeError::Malformed("a generation is off the span grid"));
     }
     if previous.is_some_and(|previous| start_ms <= previous) {
         return Err(DecodeError::Malformed("generations out of order"));
     }
-    if start_ms > filter.current_start_ms {
+    if start_ms > current_start_ms {
         return Err(DecodeError::Malformed("a generation after the current span"));
     }
-    let expiry = start_ms.saturating_add(filter.params.span_ms()).saturating_add(filter.params.window_ms());
-    if expiry <= filter.current_start_ms {
+    if schedule.expiry_ms(start_ms) <= current_start_ms {
         return Err(DecodeError::Malformed("a generation expired before the current span"));
     }
     Ok(())
@@ -228,14 +286,15 @@ fn check_start(filter: &WindowFilter, start_ms: u64, previous: Option<u64>) -> R
 /// Its version numbers its layout; the module stores it under whichever type and encoding
 /// version it registers for windowed filters.
 impl Persistent for WindowFilter {
-    const ENCODING_VERSION: i32 = 1;
+    /// 2 since generations have an overflow; records of version 1 are read too.
+    const ENCODING_VERSION: i32 = 2;
 
     fn load_rdb(
         encoding_version: i32,
         source: &mut impl RdbSource,
         max_bytes: usize,
     ) -> Result<WindowFilter, DecodeError> {
-        if encoding_version != Self::ENCODING_VERSION {
+        if !(1..=Self::ENCODING_VERSION).contains(&encoding_version) {
             return Err(DecodeError::Malformed("unknown encoding version"));
         }
         let header = source.bytes()?;

@@ -1,65 +1,13 @@
-//! The windowed filter: generations of scalable filters on a grid of spans, rotated by the
-//! caller's clock.
+//! The windowed filter: generations of Bloom filters on the shared grid of spans
+//! ([`crate::window::Generations`]), rotated by the caller's clock.
 
+use super::generation::Generation;
 use super::params::WindowParams;
-use crate::bloom::chain::{BloomFilter, FilterError};
+use crate::bloom::chain::FilterError;
 use crate::bloom::hash::ItemHash;
 use crate::bloom::params::Layout;
 use crate::bloom::sub_filter::SubFilter;
-
-/// One span's items: an ordinary scalable filter of this crate, and when it started.
-pub struct Generation {
-    pub(super) start_ms: u64,
-    pub(super) filter: BloomFilter,
-    /// Items whose latest add landed here: adding an item that an older generation holds
-    /// moves it here, and this count with it. Their sum is the window's cardinality.
-    pub(super) latest: u64,
-}
-
-impl Generation {
-    /// When its span starts, in milliseconds since the epoch: a multiple of the span.
-    pub fn start_ms(&self) -> u64 {
-        self.start_ms
-    }
-
-    /// Its scalable filter.
-    pub fn filter(&self) -> &BloomFilter {
-        &self.filter
-    }
-
-    /// Items whose latest add landed in this generation (approximately: a false positive
-    /// can credit an older generation wrongly).
-    pub fn latest_items(&self) -> u64 {
-        self.latest
-    }
-
-    /// What dropping it returns: its filter's allocations.
-    pub fn memory_bytes(&self) -> usize {
-        self.filter.memory_bytes()
-    }
-
-    fn try_clone(&self) -> Result<Generation, FilterError> {
-        Ok(Generation { start_ms: self.start_ms, filter: self.filter.try_clone()?, latest: self.latest })
-    }
-}
-
-/// What [`WindowFilter::rotate`] changed.
-pub struct Rotation {
-    /// Whether the current span moved on (the current generation, if any, became an older
-    /// one, and the next add opens a new one).
-    pub advanced: bool,
-    /// The generations that expired, oldest first, handed over so that the caller frees
-    /// them where it cannot stall the server (a large one takes milliseconds to unmap).
-    pub dropped: Vec<Generation>,
-}
-
-impl Rotation {
-    /// Whether the filter changed at all: what a master must replicate (as "rotate at the
-    /// time it was given") before any command that follows.
-    pub fn changed(&self) -> bool {
-        self.advanced || !self.dropped.is_empty()
-    }
-}
+use crate::window::{Generations, Rotation, Stamped};
 
 /// A Bloom filter that forgets: items are kept in generations, one per span of
 /// `window / generations` milliseconds, and a generation is dropped once everything in it is
@@ -71,13 +19,10 @@ impl Rotation {
 /// in the master's order holds the same filter, bit for bit.
 pub struct WindowFilter {
     pub(super) params: WindowParams,
-    /// Start of the span that adds go to: a multiple of the span, set by the last rotation.
-    pub(super) current_start_ms: u64,
-    /// The generation of the current span, opened by its first add: an idle span costs no
-    /// memory, and rotating never allocates.
-    pub(super) current: Option<Generation>,
-    /// Generations of earlier spans, oldest first; each expires after the current start.
-    pub(super) older: Vec<Generation>,
+    pub(super) generations: Generations<Generation>,
+    /// The layout of a new generation's base link, once sized: every generation's is the
+    /// same, and the sizing is a search that costs as much as thousands of adds.
+    pub(super) base_layout: Option<Layout>,
 }
 
 impl WindowFilter {
@@ -85,7 +30,7 @@ impl WindowFilter {
     /// window's worth of generations at their planned size (the memory of a steady stream)
     /// would not fit in `max_bytes`; nothing is allocated but the list of generations.
     pub fn try_new(params: WindowParams, now_ms: u64, max_bytes: usize) -> Result<WindowFilter, FilterError> {
-        let layout = Layout::for_capacity(params.generation_capacity(), params.first_link_error_rate())
+        let layout = Layout::for_capacity(params.generation_capacity(), params.base_error_rate())
             .ok_or(FilterError::TooLarge)?;
         let steady_bytes = usize::try_from(layout.bits() / 8)
             .ok()
@@ -93,29 +38,16 @@ impl WindowFilter {
         if steady_bytes.is_none_or(|bytes| bytes > max_bytes) {
             return Err(FilterError::TooLarge);
         }
-        let older = Self::older_list(&params)?;
-        let span = params.span_ms();
-        Ok(WindowFilter { params, current_start_ms: now_ms - now_ms % span, current: None, older })
-    }
-
-    /// An empty list of older generations, with room for all there can be, so that a
-    /// rotation never allocates.
-    pub(super) fn older_list(params: &WindowParams) -> Result<Vec<Generation>, FilterError> {
-        let mut older = Vec::new();
-        older
-            .try_reserve_exact(params.max_live_generations() as usize)
-            .map_err(|_| FilterError::OutOfMemory)?;
-        Ok(older)
+        let mut generations = Generations::new(*params.schedule())?;
+        // No generation yet: this only sets the current span.
+        generations.rotate(now_ms);
+        Ok(WindowFilter { params, generations, base_layout: Some(layout) })
     }
 
     /// A deep copy; only [`FilterError::OutOfMemory`] can refuse it.
     pub fn try_clone(&self) -> Result<WindowFilter, FilterError> {
-        let mut older = Self::older_list(&self.params)?;
-        for generation in &self.older {
-            older.push(generation.try_clone()?);
-        }
-        let current = self.current.as_ref().map(Generation::try_clone).transpose()?;
-        Ok(WindowFilter { params: self.params, current_start_ms: self.current_start_ms, current, older })
+        let generations = self.generations.try_map(Generation::try_clone)?;
+        Ok(WindowFilter { params: self.params, generations, base_layout: self.base_layout })
     }
 
     /// Its parameters.
@@ -125,68 +57,35 @@ impl WindowFilter {
 
     /// Start of the span adds go to, in milliseconds since the epoch.
     pub fn current_start_ms(&self) -> u64 {
-        self.current_start_ms
+        self.generations.current_start_ms()
     }
 
-    /// The generations, oldest first (the current one, if opened, last).
-    pub fn generations(&self) -> impl DoubleEndedIterator<Item = &Generation> {
-        self.older.iter().chain(&self.current)
+    /// The generations, oldest first (the current one, if opened, last), each with the start
+    /// of its span.
+    pub fn generations(&self) -> impl DoubleEndedIterator<Item = &Stamped<Generation>> {
+        self.generations.iter()
     }
 
-    /// When a generation stops answering: once everything added to it is older than the
-    /// window, that is one window after its span ends.
-    pub(super) fn expiry_ms(&self, generation: &Generation) -> u64 {
-        generation.start_ms.saturating_add(self.params.span_ms()).saturating_add(self.params.window_ms())
-    }
-
-    /// Moves the filter to the time `now_ms`: the span holding it becomes the current one
-    /// (spans with no adds in between simply never had a generation), and every generation
-    /// whose items are all older than the window is dropped and handed back. A time before
-    /// the current span (a clock set back, a failover to a server whose clock is behind)
-    /// moves nothing back: items then go to the current span and are kept a little longer.
+    /// Moves the filter to the time `now_ms` ([`Generations::rotate`]): the span holding it
+    /// becomes the current one, and every generation whose items are all older than the window
+    /// is dropped and handed back, for the caller to free where it cannot stall the server.
+    /// A time before the current span moves nothing back.
     ///
     /// Deterministic: the same filter rotated to the same time gives the same filter.
-    pub fn rotate(&mut self, now_ms: u64) -> Rotation {
-        let span = self.params.span_ms();
-        let span_start = now_ms - now_ms % span;
-        let advanced = span_start > self.current_start_ms;
-        let expired = self.older.iter().take_while(|generation| self.expiry_ms(generation) <= now_ms).count();
-        let mut dropped: Vec<Generation> = self.older.drain(..expired).collect();
-        if advanced {
-            if let Some(closed) = self.current.take() {
-                // After a long idle time the closed generation can be expired already.
-                if self.expiry_ms(&closed) <= now_ms {
-                    dropped.push(closed);
-                } else {
-                    // Within the capacity reserved: the generations left all expire after
-                    // the new span starts, and there are at most `max_live - 1` such spans
-                    // before it.
-                    self.older.push(closed);
-                }
-            }
-            self.current_start_ms = span_start;
-        }
-        Rotation { advanced, dropped }
+    pub fn rotate(&mut self, now_ms: u64) -> Rotation<Generation> {
+        self.generations.rotate(now_ms)
     }
 
-    /// When [`rotate`](Self::rotate) will next change more than the current span's start: the
-    /// end of the current generation's span, or the expiry of the oldest generation. `None`
-    /// when the filter holds no generation, which is when an idle key needs no more
-    /// rotations (and so no more replication): the next add rotates it anyway.
+    /// When [`rotate`](Self::rotate) will next change more than the current span's start
+    /// ([`Generations::next_rotation_ms`]); `None` when the filter holds no generation.
     pub fn next_rotation_ms(&self) -> Option<u64> {
-        let closes =
-            self.current.as_ref().map(|current| current.start_ms.saturating_add(self.params.span_ms()));
-        let expires = self.generations().next().map(|oldest| self.expiry_ms(oldest));
-        match (closes, expires) {
-            (Some(closes), Some(expires)) => Some(closes.min(expires)),
-            (closes, expires) => closes.or(expires),
-        }
+        self.generations.next_rotation_ms()
     }
 
     /// Whether a rotation to `now_ms` would close or drop a generation: what a timer asks to
     /// return the memory of expired items on keys that receive no commands.
     pub fn needs_rotation(&self, now_ms: u64) -> bool {
-        self.next_rotation_ms().is_some_and(|next| now_ms >= next)
+        self.generations.needs_rotation(now_ms)
     }
 
     /// Adds an item to the current span, which the caller has rotated to its clock.
@@ -214,29 +113,27 @@ impl WindowFilter {
         hash: &ItemHash,
         mut max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
-        let WindowFilter { params, current_start_ms, current, older } = self;
-        let older_bytes =
-            |older: &[Generation]| older.iter().map(|generation| generation.filter.bits_bytes()).sum();
-        let current = if let Some(current) = current {
-            current
-        } else {
-            let budget = max_bytes().saturating_sub(older_bytes(older));
-            let filter = BloomFilter::try_new(
-                params.generation_capacity(),
-                params.generation_error_rate(),
-                params.expansion(),
-                budget,
-            )?;
-            current.insert(Generation { start_ms: *current_start_ms, filter, latest: 0 })
-        };
-        if !current.filter.insert_hash(hash, || max_bytes().saturating_sub(older_bytes(older)))? {
+        let WindowFilter { params, generations, base_layout } = self;
+        // What the current generation may take is what the others leave of the budget.
+        let older_bytes: usize = generations.older().iter().map(|older| older.value.bits_bytes()).sum();
+        let current = generations.current_or_open(|| {
+            let layout = match *base_layout {
+                Some(layout) => layout,
+                None => *base_layout.insert(
+                    Layout::for_capacity(params.generation_capacity(), params.base_error_rate())
+                        .ok_or(FilterError::TooLarge)?,
+                ),
+            };
+            Generation::open(params, layout, max_bytes().saturating_sub(older_bytes))
+        })?;
+        if !current.insert_hash(hash, params, || max_bytes().saturating_sub(older_bytes))? {
             return Ok(false);
         }
         current.latest += 1;
         // Newest first: the generation of its previous add is the newest that holds it.
-        match older.iter_mut().rev().find(|generation| generation.filter.contains_hash(hash)) {
+        match generations.older_mut().iter_mut().rev().find(|older| older.value.contains_hash(hash)) {
             Some(previous) => {
-                previous.latest = previous.latest.saturating_sub(1);
+                previous.value.latest = previous.value.latest.saturating_sub(1);
                 Ok(false)
             }
             None => Ok(true),
@@ -294,24 +191,45 @@ impl WindowFilter {
         }
     }
 
+    /// Whether a live generation holds the item, newest first: the newest is the likeliest to
+    /// hold a recent item, and the generations expired at `now_ms` are the oldest.
     #[inline]
     fn probe(&self, hash: &ItemHash, now_ms: Option<u64>) -> bool {
-        self.live(now_ms).any(|generation| generation.filter.contains_hash(hash))
+        let mut found = false;
+        self.for_each_live(now_ms, |generation| {
+            found = generation.contains_hash(hash);
+            !found
+        });
+        found
     }
 
     #[inline]
     fn prefetch(&self, hash: &ItemHash, now_ms: Option<u64>) {
-        for generation in self.live(now_ms) {
-            generation.filter.prefetch(hash);
-        }
+        self.for_each_live(now_ms, |generation| {
+            generation.prefetch(hash);
+            true
+        });
     }
 
-    /// The generations a lookup asks, newest first: the newest is the likeliest to hold a
-    /// recent item, and the generations expired at `now_ms` are the oldest.
-    fn live(&self, now_ms: Option<u64>) -> impl Iterator<Item = &Generation> {
-        self.generations()
-            .rev()
-            .take_while(move |generation| now_ms.is_none_or(|now| self.expiry_ms(generation) > now))
+    /// Calls `visit` on the generations a lookup asks ([`Generations::live`]), newest first,
+    /// while it answers `true`. A plain loop over the current one and the older ones: lookups
+    /// run it several times per item.
+    #[inline]
+    fn for_each_live(&self, now_ms: Option<u64>, mut visit: impl FnMut(&Generation) -> bool) {
+        let schedule = self.params.schedule();
+        let live = |generation: &Stamped<Generation>| {
+            now_ms.is_none_or(|now| schedule.expiry_ms(generation.start_ms) > now)
+        };
+        if let Some(current) = self.generations.current() {
+            if !live(current) || !visit(&current.value) {
+                return;
+            }
+        }
+        for older in self.generations.older().iter().rev() {
+            if !live(older) || !visit(&older.value) {
+                return;
+            }
+        }
     }
 
     /// Hashes the whole batch and asks for the cache lines of every live generation first,
@@ -327,7 +245,7 @@ impl WindowFilter {
     /// About how many distinct items were added within the window (BF.CARD): each item
     /// counts in the generation of its latest add only, until that one is dropped.
     pub fn items(&self) -> u64 {
-        self.generations().map(|generation| generation.latest).sum()
+        self.generations().map(|generation| generation.value.latest).sum()
     }
 
     /// Items per window the filter was sized for, as reserved.
@@ -335,36 +253,32 @@ impl WindowFilter {
         self.params.capacity()
     }
 
-    /// Sub-filters (links) in all generations together.
+    /// Links in all generations together.
     pub fn link_count(&self) -> usize {
-        self.generations().map(|generation| generation.filter.links().len()).sum()
+        self.generations().map(|generation| generation.value.links().count()).sum()
     }
 
     /// Bytes of bit arrays alone.
     pub fn bits_bytes(&self) -> usize {
-        self.generations().map(|generation| generation.filter.bits_bytes()).sum()
+        self.generations().map(|generation| generation.value.bits_bytes()).sum()
     }
 
     /// Everything this filter holds allocated: what MEMORY USAGE and BF.INFO report.
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<WindowFilter>()
-            + self.older.capacity() * std::mem::size_of::<Generation>()
-            + self
-                .generations()
-                .map(|generation| generation.filter.memory_bytes() - std::mem::size_of::<BloomFilter>())
-                .sum::<usize>()
+            + self.params.max_live_generations() as usize * std::mem::size_of::<Stamped<Generation>>()
+            + self.generations().map(|generation| generation.value.memory_bytes()).sum::<usize>()
     }
 
-    /// Each link's bits, in order: generations oldest first, each one's links oldest first.
+    /// Each link's bits, in order: generations oldest first, each one's links in order.
     pub fn link_bytes(&self) -> impl Iterator<Item = &[u8]> {
-        self.generations().flat_map(|generation| generation.filter.links().iter().map(SubFilter::bytes))
+        self.generations().flat_map(|generation| generation.value.links().map(SubFilter::bytes))
     }
 
     /// As [`link_bytes`](Self::link_bytes), writable: where a dump's chunks are loaded.
     pub(super) fn link_bytes_mut(&mut self) -> impl Iterator<Item = &mut [u8]> {
-        self.older
+        self.generations
             .iter_mut()
-            .chain(&mut self.current)
-            .flat_map(|generation| generation.filter.links_mut().iter_mut().map(SubFilter::bytes_mut))
+            .flat_map(|generation| generation.value.links_mut().map(SubFilter::bytes_mut))
     }
 }

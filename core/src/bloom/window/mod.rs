@@ -88,10 +88,14 @@
 
 mod encoding;
 mod filter;
+mod generation;
 pub mod params;
 #[cfg(test)]
 mod tests;
 
 pub use encoding::{is_window_header, MAGIC};
-pub use filter::{Generation, Rotation, WindowFilter};
-pub use params::{ParamError, WindowParams, HEADROOM_DENOMINATOR, HEADROOM_NUMERATOR};
+pub use filter::WindowFilter;
+pub use generation::Generation;
+pub use params::{
+    ParamError, WindowParams, BASE_SHARE_OF_RATE, HEADROOM_DENOMINATOR, HEADROOM_NUMERATOR, OVERFLOW_DIVISOR,
+};

@@ -1,17 +1,28 @@
 //! What a user may ask of a windowed filter, and how that becomes generations: their span in
 //! time, how many can be alive at once, and the capacity and error rate each is sized for.
 
-use crate::bloom::params::{checked_error_rate, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, TIGHTENING_RATIO};
+use crate::bloom::params::{checked_error_rate, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY};
 use crate::window::{Schedule, ScheduleError};
 
-/// Each generation is sized for this much more than its share of a window's capacity,
-/// as a fraction `HEADROOM_NUMERATOR / HEADROOM_DENOMINATOR` of it. A steady stream does not
-/// split evenly over spans (batches, scheduling, a client catching up): without headroom,
-/// half of the generations would take a few items more than their share and grow a second
-/// link of twice their size.
+/// Each generation's base link is sized for this much more than its share of a window's
+/// capacity, as a fraction `HEADROOM_NUMERATOR / HEADROOM_DENOMINATOR` of it. A steady stream
+/// does not split evenly over spans (batches, scheduling, a client catching up); a sixteenth
+/// absorbs that unevenness, and what goes past it opens the generation's overflow, which
+/// costs an eighth of a share (see [`OVERFLOW_DIVISOR`]).
 pub const HEADROOM_NUMERATOR: u64 = 1;
 /// See [`HEADROOM_NUMERATOR`].
-pub const HEADROOM_DENOMINATOR: u64 = 8;
+pub const HEADROOM_DENOMINATOR: u64 = 16;
+
+/// The part of a scaling generation's error rate its base link takes; its overflow chain,
+/// opened only by a burst, keeps the rest. Bursts are rare, so the base takes nearly all: the
+/// base link's memory is what every span pays (a plain scalable filter's first link takes
+/// half, and so needs `ln 2 / ln² 2` = 1.44 more bits per item than this one's at 0.9).
+pub const BASE_SHARE_OF_RATE: f64 = 0.9;
+
+/// A generation's overflow starts with a link of this fraction of its base capacity, then
+/// grows by the expansion: an unevenness a little past the headroom costs little, a burst of
+/// any size is held at the rate.
+pub const OVERFLOW_DIVISOR: u64 = 8;
 
 /// Why parameters were refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,33 +113,43 @@ impl WindowParams {
         self.schedule.max_live_generations()
     }
 
-    /// Items each generation is sized for: its span's share of the window's capacity, with
-    /// the headroom above.
+    /// Items each generation's base link is sized for: its span's share of the window's
+    /// capacity, with the headroom above.
     pub fn generation_capacity(&self) -> u64 {
         let share = u128::from(self.capacity)
             * u128::from(self.span_ms())
             * u128::from(HEADROOM_DENOMINATOR + HEADROOM_NUMERATOR);
         let per_window = u128::from(self.window_ms()) * u128::from(HEADROOM_DENOMINATOR);
-        // At most 9/8 of the capacity, so it fits.
+        // At most 17/16 of the capacity, so it fits.
         (share.div_ceil(per_window) as u64).max(1)
     }
 
-    /// The error rate each generation is built with: a lookup asks every live generation, so
-    /// each gets an equal share of the filter's rate. Equal shares are the cheapest split:
-    /// every generation is, in turn, one of the live ones at their fullest.
+    /// The error rate each generation keeps, all its links together: a lookup asks every
+    /// live generation, so each gets an equal share of the filter's rate. Equal shares are the
+    /// cheapest split: every generation is, in turn, one of the live ones at their fullest.
     pub fn generation_error_rate(&self) -> f64 {
         self.error_rate / f64::from(self.max_live_generations())
     }
 
-    /// The rate of a generation's first link, as the scalable filter derives it from
-    /// [`generation_error_rate`](Self::generation_error_rate): half of it when the
-    /// generation scales, so that all its links together stay under it.
-    pub fn first_link_error_rate(&self) -> f64 {
+    /// The rate of a generation's base link: [`BASE_SHARE_OF_RATE`] of the generation's when
+    /// generations scale, all of it when they cannot.
+    pub fn base_error_rate(&self) -> f64 {
         let rate = self.generation_error_rate();
         if self.expansion == 0 {
             rate
         } else {
-            rate * TIGHTENING_RATIO
+            rate * BASE_SHARE_OF_RATE
         }
+    }
+
+    /// The rate a generation's overflow chain keeps, all its links together (its first link
+    /// half of it, each next one half the previous one's): what the base link leaves.
+    pub fn overflow_error_rate(&self) -> f64 {
+        self.generation_error_rate() - self.base_error_rate()
+    }
+
+    /// Items the first link of a generation's overflow is sized for.
+    pub fn overflow_capacity(&self) -> u64 {
+        self.generation_capacity().div_ceil(OVERFLOW_DIVISOR)
     }
 }

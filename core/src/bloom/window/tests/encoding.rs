@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::bloom::encoding::ChunkError;
-use crate::decode::{DecodeError, RecordValue};
+use crate::decode::{DecodeError, RdbSink, RecordValue};
 use proptest::prelude::*;
 
 #[test]
@@ -109,7 +109,8 @@ fn hostile_headers_are_refused() {
     trailing.push(0);
     assert!(malformed(&trailing));
     assert!(malformed(&patched(&header, 0, b"RBLF")));
-    assert!(malformed(&patched(&header, 4, &[2])));
+    assert!(malformed(&patched(&header, 4, &[3])));
+    assert!(malformed(&patched(&header, 4, &[1])), "read as the first version");
     assert!(malformed(&patched(&header, 5, &[1])));
     for window in [0u64, MAX_WINDOW_MS + 1, 3] {
         assert!(malformed(&patched(&header, WINDOW_AT, &window.to_le_bytes())), "window {window}");
@@ -134,7 +135,7 @@ fn hostile_headers_are_refused() {
     assert!(malformed(&patched(&header, COUNT_AT, &4u32.to_le_bytes())));
     assert!(malformed(&patched(&header, COUNT_AT, &u32::MAX.to_le_bytes())));
 
-    let first_start = filter.generations().next().unwrap().start_ms();
+    let first_start = filter.generations().next().unwrap().start_ms;
     let start_at = FIRST_GENERATION_AT;
     assert!(malformed(&patched(&header, start_at, &(first_start + 1).to_le_bytes())), "off the grid");
     assert!(malformed(&patched(&header, start_at, &(first_start + 250).to_le_bytes())), "out of order");
@@ -180,7 +181,8 @@ fn hostile_records_are_refused() {
         |mut record: Record| WindowFilter::load_rdb(WindowFilter::ENCODING_VERSION, &mut record, UNLIMITED);
     let record = record_of(&filter);
     assert!(load(record.clone()).is_ok());
-    assert!(WindowFilter::load_rdb(2, &mut record.clone(), UNLIMITED).is_err());
+    assert!(WindowFilter::load_rdb(3, &mut record.clone(), UNLIMITED).is_err());
+    assert!(WindowFilter::load_rdb(0, &mut record.clone(), UNLIMITED).is_err());
 
     let mut short = record.clone();
     short.0.pop_back();
@@ -195,7 +197,55 @@ fn hostile_records_are_refused() {
     assert!(matches!(load(not_a_string).err(), Some(DecodeError::Malformed(_))));
     let mut plain_header = record;
     plain_header.0[0] = RecordValue::Bytes(crate::bloom::encoding::encode_header(
-        filter.generations().next().unwrap().filter(),
+        filter.generations().next().unwrap().value.base(),
     ));
     assert!(matches!(load(plain_header).err(), Some(DecodeError::Malformed(_))));
+}
+
+/// A filter this module wrote before generations had an overflow (header version 1: one chain
+/// per generation, its first link at half the generation's rate), as its SCANDUMP gave it: a
+/// window of 1000 ms in 4 generations for 300 items at 0.1%, expansion 3, fed 900 items a
+/// window for two windows from `T0`, rotated to the last millisecond.
+const FIRST_VERSION_DUMP: &str = include_str!("v1_filter.hex");
+
+fn from_hex(line: &str) -> Vec<u8> {
+    (0..line.len()).step_by(2).map(|at| u8::from_str_radix(&line[at..at + 2], 16).unwrap()).collect()
+}
+
+#[test]
+fn filters_of_the_first_version_load_and_answer_as_they_did() {
+    let mut lines = FIRST_VERSION_DUMP.lines().map(from_hex);
+    let header = lines.next().unwrap();
+    assert_eq!(header[4], 1, "a version 1 header");
+    let mut filter = WindowFilter::decode_header(&header, UNLIMITED).unwrap();
+    let mut offset = 0;
+    for chunk in lines {
+        filter.write_chunk(offset, &chunk).unwrap();
+        offset += chunk.len() as u64;
+    }
+    let now = T0 + 2 * 1000 - 1;
+    assert_eq!((filter.items(), filter.link_count(), filter.generations().count()), (1125, 10, 5));
+    // Everything of the last window is found; strangers as rarely as the rate allows.
+    assert!((900..1800).all(|n| filter.contains_at(&member(n), now)));
+    assert!(false_positives(&filter, 100_000, now) <= allowed_false_positives(0.001, 100_000));
+    // Saved again in this version's form, it is the same filter, and it takes items on.
+    assert!(same(&reloaded(&filter), &filter));
+    assert_eq!(filter.encode_header()[4], 2);
+    let mut record = record_of(&filter);
+    let loaded = WindowFilter::load_rdb(WindowFilter::ENCODING_VERSION, &mut record, UNLIMITED).unwrap();
+    assert!(same(&loaded, &filter));
+    let end = stream(&mut filter, 5000, 900, now, 1);
+    assert!((5000..5900).all(|n| filter.contains_at(&member(n), end - 1)));
+}
+
+#[test]
+fn records_of_the_first_version_load() {
+    let mut lines = FIRST_VERSION_DUMP.lines().map(from_hex);
+    let mut record = Record::default();
+    record.bytes(&lines.next().unwrap());
+    for chunk in lines {
+        record.bytes(&chunk);
+    }
+    let filter = WindowFilter::load_rdb(1, &mut record, UNLIMITED).unwrap();
+    assert!((900..1800).all(|n| filter.contains(&member(n))));
 }

@@ -28,10 +28,12 @@ fn parameters_are_checked() {
 fn spans_cover_the_window_with_at_most_g_plus_one_generations() {
     let p = params(1000, 4, 10_000, 0.01, 2);
     assert_eq!((p.span_ms(), p.max_live_generations()), (250, 5));
-    assert_eq!(p.generation_capacity(), 2813, "a quarter of 10,000 and an eighth more");
+    assert_eq!(p.generation_capacity(), 2657, "a quarter of 10,000 and a sixteenth more");
     assert_eq!(p.generation_error_rate(), 0.01 / 5.0);
-    assert_eq!(p.first_link_error_rate(), 0.001);
-    assert_eq!(params(1000, 4, 10_000, 0.01, 0).first_link_error_rate(), 0.002);
+    assert_eq!(p.base_error_rate(), 0.01 / 5.0 * BASE_SHARE_OF_RATE);
+    assert_eq!(p.base_error_rate() + p.overflow_error_rate(), p.generation_error_rate());
+    assert_eq!(params(1000, 4, 10_000, 0.01, 0).base_error_rate(), 0.002);
+    assert_eq!(p.overflow_capacity(), 2657_u64.div_ceil(8));
     // Windows that do not divide: the span rounds up, so never more than g + 1 generations.
     for (window, g, span, live) in [(10, 4, 3, 5), (10, 6, 2, 6), (10, 10, 1, 11), (7, 7, 1, 8), (5, 1, 5, 2)]
     {
@@ -65,11 +67,11 @@ fn a_rotation_moves_the_span_and_hands_back_what_expired() {
 
     // Spans with no adds have no generation.
     assert_eq!(add_at(&mut filter, b"b", start + 1100), Ok(true));
-    let starts: Vec<u64> = filter.generations().map(Generation::start_ms).collect();
+    let starts: Vec<u64> = filter.generations().map(|generation| generation.start_ms).collect();
     assert_eq!(starts, [start, start + 1000]);
 
     let rotation = filter.rotate(start + 1250);
-    assert_eq!(rotation.dropped.iter().map(Generation::start_ms).collect::<Vec<_>>(), [start]);
+    assert_eq!(rotation.dropped.iter().map(|generation| generation.start_ms).collect::<Vec<_>>(), [start]);
     assert!(!filter.contains(b"a") && filter.contains(b"b"));
 }
 
@@ -84,8 +86,8 @@ fn after_an_idle_time_longer_than_the_window_everything_is_dropped() {
     assert!(filter.needs_rotation(later));
     let rotation = filter.rotate(later);
     assert_eq!(rotation.dropped.len(), 5);
-    let freed: usize = rotation.dropped.iter().map(Generation::memory_bytes).sum();
-    assert!(freed > held * 9 / 10);
+    let freed: usize = rotation.dropped.iter().map(|generation| generation.value.memory_bytes()).sum();
+    assert_eq!(freed, held - filter.memory_bytes(), "all but the filter's fixed part");
     assert_eq!(filter.generations().count(), 0);
     assert_eq!((filter.items(), filter.bits_bytes(), filter.next_rotation_ms()), (0, 0, None));
     assert!(!filter.needs_rotation(u64::MAX), "an idle key needs no more rotations");
@@ -204,14 +206,14 @@ proptest! {
             now += op.advance;
             filter.rotate(now);
             prop_assert!(filter.generations().count() <= max_live);
-            prop_assert!(filter.generations().all(|generation| generation.start_ms() + filter.params().span_ms() + window > now));
+            prop_assert!(filter.generations().all(|generation| generation.start_ms + filter.params().span_ms() + window > now));
             for (&item, &at) in &latest {
                 let age = now - at;
                 if age <= window {
                     prop_assert!(filter.contains(&[item]), "item {} aged {} of {}", item, age, window);
                 }
                 if age * u64::from(g) > window * u64::from(g + 1) {
-                    prop_assert!(filter.generations().all(|generation| generation.start_ms() > at), "item {} aged {}", item, age);
+                    prop_assert!(filter.generations().all(|generation| generation.start_ms > at), "item {} aged {}", item, age);
                 }
                 if now + op.peek - at <= window {
                     prop_assert!(filter.contains_at(&[item], now + op.peek));

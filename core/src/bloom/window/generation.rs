@@ -1,0 +1,140 @@
+//! One span's items: a base link sized for the span's share of the window, and an overflow
+//! chain that a burst past it opens.
+
+use super::params::WindowParams;
+use crate::bloom::chain::{BloomFilter, FilterError};
+use crate::bloom::hash::ItemHash;
+use crate::bloom::params::Layout;
+use crate::bloom::sub_filter::SubFilter;
+
+/// A generation's filters and its count of latest adds.
+///
+/// The base link is a non-scaling filter at [`WindowParams::base_error_rate`]: what a steady
+/// stream fills. When it is full (a burst, or an unevenness past the headroom) and generations
+/// scale, an overflow opens: an ordinary scalable filter of this crate at
+/// [`WindowParams::overflow_error_rate`], starting at [`WindowParams::overflow_capacity`]. The
+/// two rates add up to the generation's share of the filter's rate, whatever the overflow grows
+/// to.
+pub struct Generation {
+    pub(super) base: BloomFilter,
+    pub(super) overflow: Option<BloomFilter>,
+    /// Items whose latest add landed here: adding an item that an older generation holds
+    /// moves it here, and this count with it. Their sum is the window's cardinality.
+    pub(super) latest: u64,
+}
+
+impl Generation {
+    /// An empty generation whose base link has `layout` (sized by the caller, once for every
+    /// generation), within `max_bytes`.
+    pub(super) fn open(
+        params: &WindowParams,
+        layout: Layout,
+        max_bytes: usize,
+    ) -> Result<Generation, FilterError> {
+        let base = BloomFilter::try_with_first_link(
+            params.generation_capacity(),
+            params.base_error_rate(),
+            layout,
+            0,
+            max_bytes,
+        )?;
+        Ok(Generation { base, overflow: None, latest: 0 })
+    }
+
+    /// Adds an item: `Ok(true)` when this generation did not hold it. `max_bytes` is what this
+    /// generation may take in all, asked for only when the overflow opens or grows.
+    #[inline]
+    pub(super) fn insert_hash(
+        &mut self,
+        hash: &ItemHash,
+        params: &WindowParams,
+        max_bytes: impl FnOnce() -> usize,
+    ) -> Result<bool, FilterError> {
+        let Generation { base, overflow, .. } = self;
+        let overflow = match overflow {
+            Some(overflow) if base.contains_hash(hash) => return Ok(false),
+            Some(overflow) => overflow,
+            // A full base answers `Full` only for an item it does not hold.
+            None => match base.insert_hash(hash, || 0) {
+                Err(FilterError::Full) if params.expansion() > 0 => {
+                    let budget = max_bytes().saturating_sub(base.bits_bytes());
+                    let opened = BloomFilter::try_new(
+                        params.overflow_capacity(),
+                        params.overflow_error_rate(),
+                        params.expansion(),
+                        budget,
+                    )?;
+                    return overflow.insert(opened).insert_hash(hash, || budget);
+                }
+                answer => return answer,
+            },
+        };
+        overflow.insert_hash(hash, || max_bytes().saturating_sub(base.bits_bytes()))
+    }
+
+    /// Whether the generation (probably) holds the item.
+    #[inline]
+    pub(super) fn contains_hash(&self, hash: &ItemHash) -> bool {
+        self.base.contains_hash(hash)
+            || self.overflow.as_ref().is_some_and(|overflow| overflow.contains_hash(hash))
+    }
+
+    /// Starts loading the cache lines of the item in every link.
+    #[inline]
+    pub(super) fn prefetch(&self, hash: &ItemHash) {
+        self.base.prefetch(hash);
+        if let Some(overflow) = &self.overflow {
+            overflow.prefetch(hash);
+        }
+    }
+
+    /// Items whose latest add landed in this generation (approximately: a false positive
+    /// can credit an older generation wrongly).
+    pub fn latest_items(&self) -> u64 {
+        self.latest
+    }
+
+    /// Items its links took (adds that answered 1 here).
+    pub fn items(&self) -> u64 {
+        self.base.items() + self.overflow.as_ref().map_or(0, BloomFilter::items)
+    }
+
+    /// The base link's filter.
+    pub fn base(&self) -> &BloomFilter {
+        &self.base
+    }
+
+    /// The overflow, once a burst opened it.
+    pub fn overflow(&self) -> Option<&BloomFilter> {
+        self.overflow.as_ref()
+    }
+
+    /// Its links: the base, then the overflow's, oldest first.
+    pub fn links(&self) -> impl Iterator<Item = &SubFilter> {
+        self.base.links().iter().chain(self.overflow.iter().flat_map(|overflow| overflow.links()))
+    }
+
+    /// As [`links`](Self::links), writable: where a dump's chunks are loaded.
+    pub(super) fn links_mut(&mut self) -> impl Iterator<Item = &mut SubFilter> {
+        self.base
+            .links_mut()
+            .iter_mut()
+            .chain(self.overflow.iter_mut().flat_map(|overflow| overflow.links_mut()))
+    }
+
+    /// Bytes of bit arrays alone.
+    pub fn bits_bytes(&self) -> usize {
+        self.base.bits_bytes() + self.overflow.as_ref().map_or(0, BloomFilter::bits_bytes)
+    }
+
+    /// What dropping it returns: its filters' allocations.
+    pub fn memory_bytes(&self) -> usize {
+        let held = |filter: &BloomFilter| filter.memory_bytes() - std::mem::size_of::<BloomFilter>();
+        held(&self.base) + self.overflow.as_ref().map_or(0, held)
+    }
+
+    pub(super) fn try_clone(&self) -> Result<Generation, FilterError> {
+        let overflow = self.overflow.as_ref().map(BloomFilter::try_clone).transpose()?;
+        Ok(Generation { base: self.base.try_clone()?, overflow, latest: self.latest })
+    }
+}
