@@ -48,7 +48,10 @@ pub fn free<T: Send + 'static>(dropped: T, bytes: usize) {
 pub fn rotate_to<V: Windowed>(value: &mut V, at_ms: u64) -> bool {
     let before = value.footprint();
     let changed = value.rotate(at_ms);
-    metrics::changed(before, value);
+    // Most writes rotate nothing: the footprint is the same.
+    if changed {
+        metrics::changed(before, value);
+    }
     changed
 }
 

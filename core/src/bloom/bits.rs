@@ -40,6 +40,26 @@ impl Block {
     pub fn test_all(&self, mut positions: impl Iterator<Item = u32>) -> bool {
         positions.all(|position| self.0[position as usize % BLOCK_BITS as usize])
     }
+
+    /// A block with the given bits set: an item's pattern, made once to test against the
+    /// blocks of several filters ([`holds_pattern`](Self::holds_pattern)).
+    #[inline]
+    pub fn pattern(positions: impl Iterator<Item = u32>) -> Block {
+        let mut words = [0u64; 8];
+        for position in positions {
+            let index = position as usize % BLOCK_BITS as usize;
+            words[index / 64] |= 1 << (index % 64);
+        }
+        Block(BitArray::new(words))
+    }
+
+    /// Whether every bit of `pattern` is set here: [`test_all`](Self::test_all) of the
+    /// positions the pattern was made of, without an early exit but without a branch either.
+    #[inline]
+    pub fn holds_pattern(&self, pattern: &Block) -> bool {
+        self.0.data.iter().zip(&pattern.0.data).fold(0, |missing, (word, wanted)| missing | (wanted & !word))
+            == 0
+    }
 }
 
 /// A zero-initialised, fallibly allocated array of blocks.
@@ -131,6 +151,17 @@ mod tests {
         assert!(!block.set_all([5u32, 300].into_iter()), "setting again changes nothing");
         assert!(block.test_all([300u32, 5].into_iter()));
         assert!(!block.test_all([5u32, 6].into_iter()));
+    }
+
+    #[test]
+    fn a_pattern_is_held_exactly_where_its_bits_all_are() {
+        let mut array = BlockArray::try_zeroed(1).unwrap();
+        let block = &mut array.as_mut_slice()[0];
+        block.set_all([3u32, 64, 511].into_iter());
+        for positions in [vec![3u32, 64], vec![511, 3, 64], vec![3, 65], vec![0], vec![]] {
+            let pattern = Block::pattern(positions.iter().copied());
+            assert_eq!(block.holds_pattern(&pattern), block.test_all(positions.into_iter()));
+        }
     }
 
     #[test]

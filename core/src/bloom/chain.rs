@@ -8,7 +8,7 @@
 
 use super::hash::ItemHash;
 use super::params::{Layout, TIGHTENING_RATIO};
-use super::sub_filter::SubFilter;
+use super::sub_filter::{FirstBlockPattern, SubFilter};
 use crate::bytes::AllocationFailed;
 
 /// Why an item could not be added or a filter not created.
@@ -147,12 +147,28 @@ impl BloomFilter {
         self.links.iter().rev().any(|link| link.contains(hash))
     }
 
+    /// As [`contains_hash`](Self::contains_hash), with the item's first-block pattern
+    /// shared with other filters ([`SubFilter::contains_patterned`]).
+    #[inline]
+    pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
+        self.links.iter().rev().any(|link| link.contains_patterned(hash, pattern))
+    }
+
     /// Starts loading the cache lines an item will touch, so that a batch of lookups waits
     /// for memory once instead of once per item.
     #[inline]
     pub fn prefetch(&self, hash: &ItemHash) {
         for link in &self.links {
             link.prefetch(hash);
+        }
+    }
+
+    /// As [`prefetch`](Self::prefetch), the first of the item's blocks only: all a lookup
+    /// of an item never added needs, most of the time, where an item has several.
+    #[inline]
+    pub fn prefetch_first_blocks(&self, hash: &ItemHash) {
+        for link in &self.links {
+            link.prefetch_first_block(hash);
         }
     }
 

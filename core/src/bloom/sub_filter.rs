@@ -1,9 +1,24 @@
 //! One fixed-size Bloom filter: a link of the scalable chain.
 
-use super::bits::BlockArray;
+use super::bits::{Block, BlockArray};
 use super::hash::ItemHash;
 use super::params::Layout;
 use crate::bytes::{AllocationFailed, ByteArray};
+
+/// An item's bits in its first block, for links that set `hashes` bits per block (0: none
+/// made yet): see [`SubFilter::contains_patterned`].
+pub struct FirstBlockPattern {
+    hashes: u32,
+    block: Block,
+}
+
+impl FirstBlockPattern {
+    /// None made yet: the first link asked makes it.
+    #[inline]
+    pub fn new() -> FirstBlockPattern {
+        FirstBlockPattern { hashes: 0, block: Block::pattern(std::iter::empty()) }
+    }
+}
 
 /// One link of a [`BloomFilter`](super::BloomFilter): a blocked bit array of fixed size, the
 /// parameters it was sized for, and the items it took.
@@ -59,6 +74,21 @@ impl SubFilter {
             .all(|nth| bits[hash.block_index(blocks, nth)].test_all(hash.bit_positions(hashes, nth)))
     }
 
+    /// As [`contains`](Self::contains), the item's first block tested against its pattern,
+    /// made once per item for every link of the same number of hashes: what a lookup over
+    /// many links (a windowed filter's generations) asks each of them.
+    #[inline]
+    pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
+        let Layout { blocks, hashes, blocks_per_item } = self.layout;
+        if pattern.hashes != hashes {
+            *pattern = FirstBlockPattern { hashes, block: Block::pattern(hash.bit_positions(hashes, 0)) };
+        }
+        let bits = self.bits.as_slice();
+        bits[hash.block_index(blocks, 0)].holds_pattern(&pattern.block)
+            && (1..blocks_per_item)
+                .all(|nth| bits[hash.block_index(blocks, nth)].test_all(hash.bit_positions(hashes, nth)))
+    }
+
     /// Sets the item's bits. When one of them was clear the item was not (probably) present:
     /// it is counted and the answer is `true`; otherwise nothing changed and it is `false`.
     /// Testing and setting in one pass touches the block once.
@@ -80,6 +110,12 @@ impl SubFilter {
         for nth in 0..self.layout.blocks_per_item {
             self.bits.prefetch(hash.block_index(self.layout.blocks, nth));
         }
+    }
+
+    /// Asks the CPU to start loading the item's first block only.
+    #[inline]
+    pub fn prefetch_first_block(&self, hash: &ItemHash) {
+        self.bits.prefetch(hash.block_index(self.layout.blocks, 0));
     }
 
     /// Whether the link has taken `capacity` items: the chain adds no more to it.

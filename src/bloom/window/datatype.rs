@@ -29,11 +29,8 @@ impl RecordType for WindowFilter {
     }
 
     fn footprint(&self) -> Footprint {
-        Footprint {
-            bytes: self.bits_bytes() as i64,
-            items: self.items() as i64,
-            sub_filters: self.link_count() as i64,
-        }
+        let (bytes, items, links) = self.totals();
+        Footprint { bytes: bytes as i64, items: items as i64, sub_filters: links as i64 }
     }
 
     fn after_load(rdb: *mut raw::RedisModuleIO) {

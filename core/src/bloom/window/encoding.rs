@@ -34,7 +34,7 @@
 //! are allocated.
 
 use super::filter::WindowFilter;
-use super::generation::Generation;
+use super::generation::{Generation, Layouts};
 use super::params::WindowParams;
 use crate::bloom::chain::{BloomFilter, MAX_LINKS};
 use crate::bloom::encoding::{self, ChunkError, CHUNK_BYTES};
@@ -171,7 +171,7 @@ impl WindowFilter {
             return Err(DecodeError::Malformed("trailing bytes after the last generation"));
         }
         generations.rotate(current_start_ms);
-        Ok(WindowFilter { params, generations, base_layout: None })
+        Ok(WindowFilter { params, generations, layouts: Layouts::default() })
     }
 
     /// The chunks in order, each with the offset just past its end.

@@ -1,12 +1,11 @@
 //! The windowed filter: generations of Bloom filters on the shared grid of spans
 //! ([`crate::window::Generations`]), rotated by the caller's clock.
 
-use super::generation::Generation;
+use super::generation::{Generation, Layouts};
 use super::params::WindowParams;
 use crate::bloom::chain::FilterError;
 use crate::bloom::hash::ItemHash;
-use crate::bloom::params::Layout;
-use crate::bloom::sub_filter::SubFilter;
+use crate::bloom::sub_filter::{FirstBlockPattern, SubFilter};
 use crate::window::{Generations, Rotation, Stamped};
 
 /// A Bloom filter that forgets: items are kept in generations, one per span of
@@ -20,9 +19,7 @@ use crate::window::{Generations, Rotation, Stamped};
 pub struct WindowFilter {
     pub(super) params: WindowParams,
     pub(super) generations: Generations<Generation>,
-    /// The layout of a new generation's base link, once sized: every generation's is the
-    /// same, and the sizing is a search that costs as much as thousands of adds.
-    pub(super) base_layout: Option<Layout>,
+    pub(super) layouts: Layouts,
 }
 
 impl WindowFilter {
@@ -30,8 +27,8 @@ impl WindowFilter {
     /// window's worth of generations at their planned size (the memory of a steady stream)
     /// would not fit in `max_bytes`; nothing is allocated but the list of generations.
     pub fn try_new(params: WindowParams, now_ms: u64, max_bytes: usize) -> Result<WindowFilter, FilterError> {
-        let layout = Layout::for_capacity(params.generation_capacity(), params.base_error_rate())
-            .ok_or(FilterError::TooLarge)?;
+        let mut layouts = Layouts::default();
+        let layout = layouts.base(&params)?;
         let steady_bytes = usize::try_from(layout.bits() / 8)
             .ok()
             .and_then(|bytes| bytes.checked_mul(params.max_live_generations() as usize));
@@ -41,13 +38,13 @@ impl WindowFilter {
         let mut generations = Generations::new(*params.schedule())?;
         // No generation yet: this only sets the current span.
         generations.rotate(now_ms);
-        Ok(WindowFilter { params, generations, base_layout: Some(layout) })
+        Ok(WindowFilter { params, generations, layouts })
     }
 
     /// A deep copy; only [`FilterError::OutOfMemory`] can refuse it.
     pub fn try_clone(&self) -> Result<WindowFilter, FilterError> {
         let generations = self.generations.try_map(Generation::try_clone)?;
-        Ok(WindowFilter { params: self.params, generations, base_layout: self.base_layout })
+        Ok(WindowFilter { params: self.params, generations, layouts: self.layouts })
     }
 
     /// Its parameters.
@@ -113,25 +110,19 @@ impl WindowFilter {
         hash: &ItemHash,
         mut max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
-        let WindowFilter { params, generations, base_layout } = self;
+        let WindowFilter { params, generations, layouts } = self;
         // What the current generation may take is what the others leave of the budget.
         let older_bytes: usize = generations.older().iter().map(|older| older.value.bits_bytes()).sum();
-        let current = generations.current_or_open(|| {
-            let layout = match *base_layout {
-                Some(layout) => layout,
-                None => *base_layout.insert(
-                    Layout::for_capacity(params.generation_capacity(), params.base_error_rate())
-                        .ok_or(FilterError::TooLarge)?,
-                ),
-            };
-            Generation::open(params, layout, max_bytes().saturating_sub(older_bytes))
-        })?;
-        if !current.insert_hash(hash, params, || max_bytes().saturating_sub(older_bytes))? {
+        let current = generations
+            .current_or_open(|| Generation::open(params, layouts, max_bytes().saturating_sub(older_bytes)))?;
+        if !current.insert_hash(hash, params, layouts, || max_bytes().saturating_sub(older_bytes))? {
             return Ok(false);
         }
         current.latest += 1;
         // Newest first: the generation of its previous add is the newest that holds it.
-        match generations.older_mut().iter_mut().rev().find(|older| older.value.contains_hash(hash)) {
+        let mut pattern = FirstBlockPattern::new();
+        match generations.older_mut().iter_mut().rev().find(|older| older.value.contains(hash, &mut pattern))
+        {
             Some(previous) => {
                 previous.value.latest = previous.value.latest.saturating_sub(1);
                 Ok(false)
@@ -196,8 +187,9 @@ impl WindowFilter {
     #[inline]
     fn probe(&self, hash: &ItemHash, now_ms: Option<u64>) -> bool {
         let mut found = false;
+        let mut pattern = FirstBlockPattern::new();
         self.for_each_live(now_ms, |generation| {
-            found = generation.contains_hash(hash);
+            found = generation.contains(hash, &mut pattern);
             !found
         });
         found
@@ -214,7 +206,7 @@ impl WindowFilter {
     /// Calls `visit` on the generations a lookup asks ([`Generations::live`]), newest first,
     /// while it answers `true`. A plain loop over the current one and the older ones: lookups
     /// run it several times per item.
-    #[inline]
+    #[inline(always)]
     fn for_each_live(&self, now_ms: Option<u64>, mut visit: impl FnMut(&Generation) -> bool) {
         let schedule = self.params.schedule();
         let live = |generation: &Stamped<Generation>| {
@@ -255,7 +247,16 @@ impl WindowFilter {
 
     /// Links in all generations together.
     pub fn link_count(&self) -> usize {
-        self.generations().map(|generation| generation.value.links().count()).sum()
+        self.generations().map(|generation| generation.value.link_count()).sum()
+    }
+
+    /// Bytes of bit arrays, items ([`items`](Self::items)) and links, in one pass: what the
+    /// module's metrics follow around every write.
+    pub fn totals(&self) -> (usize, u64, usize) {
+        self.generations().fold((0, 0, 0), |(bytes, items, links), generation| {
+            let generation = &generation.value;
+            (bytes + generation.bits_bytes(), items + generation.latest, links + generation.link_count())
+        })
     }
 
     /// Bytes of bit arrays alone.

@@ -5,7 +5,33 @@ use super::params::WindowParams;
 use crate::bloom::chain::{BloomFilter, FilterError};
 use crate::bloom::hash::ItemHash;
 use crate::bloom::params::Layout;
-use crate::bloom::sub_filter::SubFilter;
+use crate::bloom::sub_filter::{FirstBlockPattern, SubFilter};
+
+/// The layouts of a generation's base link and of its overflow's first link, each sized once
+/// when first needed: they are the same for every generation, and the sizing is a search that
+/// costs as much as thousands of adds.
+#[derive(Clone, Copy, Default)]
+pub struct Layouts {
+    base: Option<Layout>,
+    overflow: Option<Layout>,
+}
+
+impl Layouts {
+    pub(super) fn base(&mut self, params: &WindowParams) -> Result<Layout, FilterError> {
+        sized(&mut self.base, params.generation_capacity(), params.base_error_rate())
+    }
+
+    fn overflow(&mut self, params: &WindowParams) -> Result<Layout, FilterError> {
+        sized(&mut self.overflow, params.overflow_capacity(), params.overflow_first_link_error_rate())
+    }
+}
+
+fn sized(layout: &mut Option<Layout>, capacity: u64, error_rate: f64) -> Result<Layout, FilterError> {
+    match *layout {
+        Some(layout) => Ok(layout),
+        None => Ok(*layout.insert(Layout::for_capacity(capacity, error_rate).ok_or(FilterError::TooLarge)?)),
+    }
+}
 
 /// A generation's filters and its count of latest adds.
 ///
@@ -24,17 +50,16 @@ pub struct Generation {
 }
 
 impl Generation {
-    /// An empty generation whose base link has `layout` (sized by the caller, once for every
-    /// generation), within `max_bytes`.
+    /// An empty generation within `max_bytes`.
     pub(super) fn open(
         params: &WindowParams,
-        layout: Layout,
+        layouts: &mut Layouts,
         max_bytes: usize,
     ) -> Result<Generation, FilterError> {
         let base = BloomFilter::try_with_first_link(
             params.generation_capacity(),
             params.base_error_rate(),
-            layout,
+            layouts.base(params)?,
             0,
             max_bytes,
         )?;
@@ -48,6 +73,7 @@ impl Generation {
         &mut self,
         hash: &ItemHash,
         params: &WindowParams,
+        layouts: &mut Layouts,
         max_bytes: impl FnOnce() -> usize,
     ) -> Result<bool, FilterError> {
         let Generation { base, overflow, .. } = self;
@@ -58,9 +84,10 @@ impl Generation {
             None => match base.insert_hash(hash, || 0) {
                 Err(FilterError::Full) if params.expansion() > 0 => {
                     let budget = max_bytes().saturating_sub(base.bits_bytes());
-                    let opened = BloomFilter::try_new(
+                    let opened = BloomFilter::try_with_first_link(
                         params.overflow_capacity(),
-                        params.overflow_error_rate(),
+                        params.overflow_first_link_error_rate(),
+                        layouts.overflow(params)?,
                         params.expansion(),
                         budget,
                     )?;
@@ -72,19 +99,21 @@ impl Generation {
         overflow.insert_hash(hash, || max_bytes().saturating_sub(base.bits_bytes()))
     }
 
-    /// Whether the generation (probably) holds the item.
-    #[inline]
-    pub(super) fn contains_hash(&self, hash: &ItemHash) -> bool {
-        self.base.contains_hash(hash)
-            || self.overflow.as_ref().is_some_and(|overflow| overflow.contains_hash(hash))
+    /// Whether the generation (probably) holds the item, tested with its first-block pattern
+    /// (made by the first link asked, shared by every generation).
+    #[inline(always)]
+    pub(super) fn contains(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
+        self.base.contains_patterned(hash, pattern)
+            || self.overflow.as_ref().is_some_and(|overflow| overflow.contains_patterned(hash, pattern))
     }
 
-    /// Starts loading the cache lines of the item in every link.
-    #[inline]
+    /// Starts loading the item's first cache line in every link: a lookup of an item never
+    /// added rarely gets past it, even where an item has more than one block.
+    #[inline(always)]
     pub(super) fn prefetch(&self, hash: &ItemHash) {
-        self.base.prefetch(hash);
+        self.base.prefetch_first_blocks(hash);
         if let Some(overflow) = &self.overflow {
-            overflow.prefetch(hash);
+            overflow.prefetch_first_blocks(hash);
         }
     }
 
@@ -120,6 +149,11 @@ impl Generation {
             .links_mut()
             .iter_mut()
             .chain(self.overflow.iter_mut().flat_map(|overflow| overflow.links_mut()))
+    }
+
+    /// Links in all: the base, and the overflow's.
+    pub fn link_count(&self) -> usize {
+        self.base.links().len() + self.overflow.as_ref().map_or(0, |overflow| overflow.links().len())
     }
 
     /// Bytes of bit arrays alone.

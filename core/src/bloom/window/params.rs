@@ -1,7 +1,7 @@
 //! What a user may ask of a windowed filter, and how that becomes generations: their span in
 //! time, how many can be alive at once, and the capacity and error rate each is sized for.
 
-use crate::bloom::params::{checked_error_rate, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY};
+use crate::bloom::params::{checked_error_rate, MAX_CAPACITY, MAX_EXPANSION, MIN_CAPACITY, TIGHTENING_RATIO};
 use crate::window::{Schedule, ScheduleError};
 
 /// Each generation's base link is sized for this much more than its share of a window's
@@ -146,6 +146,12 @@ impl WindowParams {
     /// half of it, each next one half the previous one's): what the base link leaves.
     pub fn overflow_error_rate(&self) -> f64 {
         self.generation_error_rate() - self.base_error_rate()
+    }
+
+    /// The rate of the first link of a generation's overflow, as the scalable filter derives
+    /// it from [`overflow_error_rate`](Self::overflow_error_rate).
+    pub fn overflow_first_link_error_rate(&self) -> f64 {
+        self.overflow_error_rate() * TIGHTENING_RATIO
     }
 
     /// Items the first link of a generation's overflow is sized for.
