@@ -353,3 +353,24 @@ fn aof_keeps_absolute_times_so_a_server_down_longer_than_the_window_forgets() {
     assert_eq!(digest(&mut con, "day"), day_digest);
     assert_eq!(found(&mut con, "day", &day_items), 2000);
 }
+
+/// A record this module wrote before generations had an overflow (encoding version 1, its DUMP
+/// payload on Redis 7.0: `item:0` to `item:299` added to a filter for 200 items at 1% with a
+/// window of 10^12 ms in 2 generations, its current generation scaled) restores, answers as it
+/// did, and is saved again in this version's record.
+#[test]
+fn records_of_the_first_version_still_load() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let text = include_str!("v1_dump.hex").trim();
+    let payload: Vec<u8> =
+        (0..text.len()).step_by(2).map(|at| u8::from_str_radix(&text[at..at + 2], 16).unwrap()).collect();
+    let restored: Value = redis::cmd("RESTORE").arg("old").arg(0).arg(payload).query(&mut con).unwrap();
+    assert_eq!(restored, Value::Okay);
+    let items = strings("item:", 300);
+    assert_eq!(found(&mut con, "old", &items), 300);
+    assert_eq!(int(&mut con, &["BF.CARD", "old"]), 299);
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    assert_eq!(found(&mut con, "old", &items), 300);
+    assert_eq!(int(&mut con, &["BF.ADD", "old", "new item"]), 1);
+}
