@@ -1,8 +1,9 @@
 //! Windowed values against plain ones of the same size, on one server, the work interleaved in
 //! short slices ([`compare`]), with their memory: here BF.EXISTS, BF.MEXISTS, BF.ADD and
 //! BF.MADD on a filter reserved with `WINDOW` (an hour, 4 generations) and on a plain filter
-//! of the same capacity and rate, both half full; each windowed sketch's file its family's.
-//! Server time per item from INFO commandstats, the median of the slices.
+//! of the same capacity and rate, both half full ([`run`]), and a steady stream as a new user
+//! runs one ([`stream`]); each windowed sketch's file its family's. Server time per item from
+//! INFO commandstats, the median of the slices.
 
 use crate::common::Server;
 use crate::workloads::{command, commandstat_totals, median, timed, Random};

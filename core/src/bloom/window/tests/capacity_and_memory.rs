@@ -102,7 +102,7 @@ fn memory_table() {
     for rate in [0.01, 0.001] {
         let scaling = plain(rate, 2, capacity);
         let non_scaling = plain(rate, 0, capacity);
-        for g in [1, 2, 3, 4, 5, 6, 8, 12, 16] {
+        for g in [1, 2, 3, 4, 6, 8, 16] {
             let (bits, measured) = steady_state(g, rate, 2, capacity);
             println!(
                 "| {rate} | {g} | {bits:.1} | {:.2} | {:.2} | {measured:.5} |",
