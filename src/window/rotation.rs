@@ -34,6 +34,13 @@ pub trait Windowed: RecordType {
 
     /// Whether a rotation to `now_ms` would close or drop a generation.
     fn needs_rotation(&self, now_ms: u64) -> bool;
+
+    /// Whether [`rotate`](Self::rotate) to `at_ms` would change anything (the current span
+    /// moving on included), where a type can tell for less than a rotation and its metrics
+    /// cost: most writes rotate nothing. By default it is assumed to.
+    fn rotates_at(&self, _at_ms: u64) -> bool {
+        true
+    }
 }
 
 /// Gives back dropped generations' memory, `bytes` of it, in the background when it is large.
@@ -46,6 +53,9 @@ pub fn free<T: Send + 'static>(dropped: T, bytes: usize) {
 
 /// Rotates `value` to `at_ms`, following it in the metrics; whether anything changed.
 pub fn rotate_to<V: Windowed>(value: &mut V, at_ms: u64) -> bool {
+    if !value.rotates_at(at_ms) {
+        return false;
+    }
     let before = value.footprint();
     let changed = value.rotate(at_ms);
     // Most writes rotate nothing: the footprint is the same.

@@ -149,9 +149,16 @@ impl BloomFilter {
 
     /// As [`contains_hash`](Self::contains_hash), with the item's first-block pattern
     /// shared with other filters ([`SubFilter::contains_patterned`]).
-    #[inline]
+    #[inline(always)]
     pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
-        self.links.iter().rev().any(|link| link.contains_patterned(hash, pattern))
+        // A plain loop: the iterator adapter's fold is not always inlined, and this runs for
+        // every generation of a lookup.
+        for link in self.links.iter().rev() {
+            if link.contains_patterned(hash, pattern) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Starts loading the cache lines an item will touch, so that a batch of lookups waits

@@ -77,7 +77,7 @@ impl SubFilter {
     /// As [`contains`](Self::contains), the item's first block tested against its pattern,
     /// made once per item for every link of the same number of hashes: what a lookup over
     /// many links (a windowed filter's generations) asks each of them.
-    #[inline]
+    #[inline(always)]
     pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
         let Layout { blocks, hashes, blocks_per_item } = self.layout;
         if pattern.hashes != hashes {

@@ -26,4 +26,8 @@ impl Windowed for WindowFilter {
     fn needs_rotation(&self, now_ms: u64) -> bool {
         WindowFilter::needs_rotation(self, now_ms)
     }
+
+    fn rotates_at(&self, at_ms: u64) -> bool {
+        WindowFilter::rotates_at(self, at_ms)
+    }
 }

@@ -79,6 +79,15 @@ impl WindowFilter {
         self.generations.next_rotation_ms()
     }
 
+    /// Whether [`rotate`](Self::rotate) to `at_ms` would change anything: move the current
+    /// span on, or drop a generation. Cheaper than a rotation's bookkeeping, which most writes
+    /// need none of.
+    pub fn rotates_at(&self, at_ms: u64) -> bool {
+        let generations = &self.generations;
+        generations.schedule().span_start(at_ms) > generations.current_start_ms()
+            || generations.holds_expired(at_ms)
+    }
+
     /// Whether a rotation to `now_ms` would close or drop a generation: what a timer asks to
     /// return the memory of expired items on keys that receive no commands.
     pub fn needs_rotation(&self, now_ms: u64) -> bool {

@@ -272,3 +272,18 @@ fn the_cardinality_counts_each_item_once_in_the_window() {
     filter.rotate(now + 2000);
     assert_eq!(filter.items(), 0);
 }
+
+/// What the module asks before rotating for a write: whether a rotation would change anything,
+/// told without one, at every step of a stream with idle times.
+#[test]
+fn whether_a_rotation_changes_anything_is_told_without_one() {
+    let mut filter = filter(1000, 4, 100, 0.01, 2);
+    let mut now = filter.current_start_ms();
+    for step in [0, 1, 249, 1, 250, 3, 999, 1251, 7, 5000, 1, 1, 260] {
+        now += step;
+        let told = filter.rotates_at(now);
+        assert_eq!(told, filter.rotate(now).changed(), "at {now}");
+        filter.insert(&member(now), || UNLIMITED).unwrap();
+    }
+    assert!(!filter.rotates_at(now - 300), "a clock set back changes nothing");
+}
