@@ -12,10 +12,10 @@ pub struct FirstBlockPattern {
     block: Block,
 }
 
-impl FirstBlockPattern {
+impl Default for FirstBlockPattern {
     /// None made yet: the first link asked makes it.
     #[inline]
-    pub fn new() -> FirstBlockPattern {
+    fn default() -> FirstBlockPattern {
         FirstBlockPattern { hashes: 0, block: Block::pattern(std::iter::empty()) }
     }
 }
@@ -77,7 +77,7 @@ impl SubFilter {
     /// As [`contains`](Self::contains), the item's first block tested against its pattern,
     /// made once per item for every link of the same number of hashes: what a lookup over
     /// many links (a windowed filter's generations) asks each of them.
-    #[inline(always)]
+    #[inline]
     pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
         let Layout { blocks, hashes, blocks_per_item } = self.layout;
         if pattern.hashes != hashes {

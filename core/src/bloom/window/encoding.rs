@@ -39,6 +39,7 @@ use super::params::WindowParams;
 use crate::bloom::chain::{BloomFilter, MAX_LINKS};
 use crate::bloom::encoding::{self, ChunkError, CHUNK_BYTES};
 use crate::bloom::format::locate;
+use crate::bloom::sub_filter::SubFilter;
 use crate::bytes::ByteArray;
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource, Reader};
 use crate::window::Generations;
@@ -242,7 +243,7 @@ fn chain(
 /// halve, at most what the base leaves (twice its first link's). Only a scaling window has an
 /// overflow. Its latest adds are among its items.
 fn check_generation(params: &WindowParams, generation: &Generation) -> Result<(), DecodeError> {
-    let first_rate = |filter: &BloomFilter| filter.links().first().map_or(0.0, |link| link.error_rate());
+    let first_rate = |filter: &BloomFilter| filter.links().first().map_or(0.0, SubFilter::error_rate);
     let base_rate = first_rate(&generation.base);
     let overflow_bound = generation.overflow.as_ref().map_or(0.0, |overflow| 2.0 * first_rate(overflow));
     if base_rate > params.base_error_rate()

@@ -129,7 +129,7 @@ impl WindowFilter {
         }
         current.latest += 1;
         // Newest first: the generation of its previous add is the newest that holds it.
-        let mut pattern = FirstBlockPattern::new();
+        let mut pattern = FirstBlockPattern::default();
         match generations.older_mut().iter_mut().rev().find(|older| older.value.contains(hash, &mut pattern))
         {
             Some(previous) => {
@@ -196,7 +196,7 @@ impl WindowFilter {
     #[inline]
     fn probe(&self, hash: &ItemHash, now_ms: Option<u64>) -> bool {
         let mut found = false;
-        let mut pattern = FirstBlockPattern::new();
+        let mut pattern = FirstBlockPattern::default();
         self.for_each_live(now_ms, |generation| {
             found = generation.contains(hash, &mut pattern);
             !found
@@ -215,7 +215,7 @@ impl WindowFilter {
     /// Calls `visit` on the generations a lookup asks ([`Generations::live`]), newest first,
     /// while it answers `true`. A plain loop over the current one and the older ones: lookups
     /// run it several times per item.
-    #[inline(always)]
+    #[inline]
     fn for_each_live(&self, now_ms: Option<u64>, mut visit: impl FnMut(&Generation) -> bool) {
         let schedule = self.params.schedule();
         let live = |generation: &Stamped<Generation>| {

@@ -101,7 +101,7 @@ impl Generation {
 
     /// Whether the generation (probably) holds the item, tested with its first-block pattern
     /// (made by the first link asked, shared by every generation).
-    #[inline(always)]
+    #[inline]
     pub(super) fn contains(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
         self.base.contains_patterned(hash, pattern)
             || self.overflow.as_ref().is_some_and(|overflow| overflow.contains_patterned(hash, pattern))
@@ -109,7 +109,7 @@ impl Generation {
 
     /// Starts loading the item's first cache line in every link: a lookup of an item never
     /// added rarely gets past it, even where an item has more than one block.
-    #[inline(always)]
+    #[inline]
     pub(super) fn prefetch(&self, hash: &ItemHash) {
         self.base.prefetch_first_blocks(hash);
         if let Some(overflow) = &self.overflow {
@@ -140,15 +140,12 @@ impl Generation {
 
     /// Its links: the base, then the overflow's, oldest first.
     pub fn links(&self) -> impl Iterator<Item = &SubFilter> {
-        self.base.links().iter().chain(self.overflow.iter().flat_map(|overflow| overflow.links()))
+        self.base.links().iter().chain(self.overflow.iter().flat_map(BloomFilter::links))
     }
 
     /// As [`links`](Self::links), writable: where a dump's chunks are loaded.
     pub(super) fn links_mut(&mut self) -> impl Iterator<Item = &mut SubFilter> {
-        self.base
-            .links_mut()
-            .iter_mut()
-            .chain(self.overflow.iter_mut().flat_map(|overflow| overflow.links_mut()))
+        self.base.links_mut().iter_mut().chain(self.overflow.iter_mut().flat_map(BloomFilter::links_mut))
     }
 
     /// Links in all: the base, and the overflow's.
