@@ -68,9 +68,10 @@
 //! first link's half), and the headroom (17/16). Until version 2 of the encoding a generation
 //! was a scalable filter whose first link took half its share, with an eighth of headroom:
 //! 1.78 times the plain filter at 1%. The overflow keeps bursts at the rate without that
-//! half: its first link holds an eighth of a share, so an unevenness a little past the
-//! headroom costs that generation about a sixth more, and a burst of any size grows it as a
-//! scalable filter grows. The smallest filters pay whole blocks: a generation has at least
+//! half: its first link holds a share (at a twentieth of the generation's rate, about 1.4
+//! times a base link's bits), then each next one `expansion` times more, so a burst of any
+//! size grows the generation as a scalable filter grows, with fewer bits than the first
+//! version's second link of two shares at a quarter of the rate. The smallest filters pay whole blocks: a generation has at least
 //! one 512-bit block, so below a few hundred items per span the ratio follows the rounding.
 //!
 //! Measured through the server as a new user runs it, by `make bench BENCH_ARGS='--only-window'`
@@ -108,6 +109,4 @@ mod tests;
 pub use encoding::{is_window_header, MAGIC};
 pub use filter::WindowFilter;
 pub use generation::Generation;
-pub use params::{
-    ParamError, WindowParams, BASE_SHARE_OF_RATE, HEADROOM_DENOMINATOR, HEADROOM_NUMERATOR, OVERFLOW_DIVISOR,
-};
+pub use params::{ParamError, WindowParams, BASE_SHARE_OF_RATE, HEADROOM_DENOMINATOR, HEADROOM_NUMERATOR};

@@ -6,9 +6,8 @@ use crate::window::{Schedule, ScheduleError};
 
 /// Each generation's base link is sized for this much more than its share of a window's
 /// capacity, as a fraction `HEADROOM_NUMERATOR / HEADROOM_DENOMINATOR` of it. A steady stream
-/// does not split evenly over spans (batches, scheduling, a client catching up); a sixteenth
-/// absorbs that unevenness, and what goes past it opens the generation's overflow, which
-/// costs an eighth of a share (see [`OVERFLOW_DIVISOR`]).
+/// does not split evenly over spans (batches, scheduling); a sixteenth absorbs that
+/// unevenness, and what goes past it opens the generation's overflow.
 pub const HEADROOM_NUMERATOR: u64 = 1;
 /// See [`HEADROOM_NUMERATOR`].
 pub const HEADROOM_DENOMINATOR: u64 = 16;
@@ -18,11 +17,6 @@ pub const HEADROOM_DENOMINATOR: u64 = 16;
 /// base link's memory is what every span pays (a plain scalable filter's first link takes
 /// half, and so needs `ln 2 / ln² 2` = 1.44 more bits per item than this one's at 0.9).
 pub const BASE_SHARE_OF_RATE: f64 = 0.9;
-
-/// A generation's overflow starts with a link of this fraction of its base capacity, then
-/// grows by the expansion: an unevenness a little past the headroom costs little, a burst of
-/// any size is held at the rate.
-pub const OVERFLOW_DIVISOR: u64 = 8;
 
 /// Why parameters were refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,8 +148,11 @@ impl WindowParams {
         self.overflow_error_rate() * TIGHTENING_RATIO
     }
 
-    /// Items the first link of a generation's overflow is sized for.
+    /// Items the first link of a generation's overflow is sized for: as many as its base,
+    /// then each link `expansion` times the last. A link of an eighth was tried: cheaper for
+    /// an unevenness a little past the headroom, but a burst of twice a share then took four
+    /// links, each asked by every lookup, where this takes one.
     pub fn overflow_capacity(&self) -> u64 {
-        self.generation_capacity().div_ceil(OVERFLOW_DIVISOR)
+        self.generation_capacity()
     }
 }

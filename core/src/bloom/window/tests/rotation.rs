@@ -33,7 +33,7 @@ fn spans_cover_the_window_with_at_most_g_plus_one_generations() {
     assert_eq!(p.base_error_rate(), 0.01 / 5.0 * BASE_SHARE_OF_RATE);
     assert_eq!(p.base_error_rate() + p.overflow_error_rate(), p.generation_error_rate());
     assert_eq!(params(1000, 4, 10_000, 0.01, 0).base_error_rate(), 0.002);
-    assert_eq!(p.overflow_capacity(), 2657_u64.div_ceil(8));
+    assert_eq!(p.overflow_capacity(), 2657);
     // Windows that do not divide: the span rounds up, so never more than g + 1 generations.
     for (window, g, span, live) in [(10, 4, 3, 5), (10, 6, 2, 6), (10, 10, 1, 11), (7, 7, 1, 8), (5, 1, 5, 2)]
     {
