@@ -8,8 +8,9 @@
 use super::datatype::METRICS;
 use super::held::{held, Held};
 use crate::shared::call::Call;
-use crate::shared::clock::{decides, now_ms};
+use crate::shared::clock::{decides, not_yet_ms, now_ms};
 use crate::shared::error::CommandError;
+use redbloom_core::bloom::window::WindowFilter;
 
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
 pub fn exists(call: &Call) -> Result<(), CommandError> {
@@ -17,13 +18,26 @@ pub fn exists(call: &Call) -> Result<(), CommandError> {
     let item = call.arg(2);
     let present = match held(&key) {
         Ok(Some(Held::Plain(filter))) => filter.contains(item),
-        Ok(Some(Held::Windowed(filter))) if decides(call) => filter.contains_at(item, now_ms()),
-        Ok(Some(Held::Windowed(filter))) => filter.contains(item),
+        Ok(Some(Held::Windowed(filter))) => match read_time(call, filter) {
+            Some(now) => filter.contains_at(item, now),
+            None => filter.contains(item),
+        },
         Ok(None) | Err(_) => false,
     };
     METRICS.count_lookups(1, usize::from(present));
     call.reply_bool(present);
     Ok(())
+}
+
+/// The time a windowed filter is read at: a master's clock, which skips the generations it
+/// expired; none on a replica, which reads what its master's rotations left. Both read alike
+/// while no generation has expired even by a time the clock has not reached, and then the
+/// clock is not read.
+fn read_time(call: &Call, filter: &WindowFilter) -> Option<u64> {
+    if !filter.holds_expired(not_yet_ms()) {
+        return None;
+    }
+    decides(call).then(now_ms)
 }
 
 /// BF.MEXISTS key item [item ...]
@@ -38,7 +52,7 @@ pub fn mexists(call: &Call) -> Result<(), CommandError> {
     match held(&key) {
         Ok(Some(Held::Plain(filter))) => filter.contains_each(call.args_from(2), answer),
         Ok(Some(Held::Windowed(filter))) => {
-            filter.contains_each(call.args_from(2), decides(call).then(now_ms), answer);
+            filter.contains_each(call.args_from(2), read_time(call, filter), answer);
         }
         Ok(None) | Err(_) => call.args_from(2).for_each(|_| answer(false)),
     }

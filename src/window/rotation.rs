@@ -3,7 +3,7 @@
 //! and in an AOF replay.
 
 use crate::shared::call::Call;
-use crate::shared::clock::{decides, now_ms};
+use crate::shared::clock::{decides, not_yet_ms, now_ms};
 use crate::shared::error::CommandError;
 use crate::shared::key_timer::{KeyTimer, Visit};
 use crate::shared::keyspace::Key;
@@ -68,6 +68,10 @@ pub fn rotate_to<V: Windowed>(value: &mut V, at_ms: u64) -> bool {
 /// Before a write on a master, and after the creation of a value (which starts at the epoch
 /// everywhere): the rotation its clock asks for, replicated ahead of the write.
 pub fn rotate_for_write<V: Windowed>(call: &Call, value: &mut V) {
+    // Nothing to rotate even by a time the clock has not reached: nothing to decide.
+    if !value.rotates_at(not_yet_ms()) {
+        return;
+    }
     if decides(call) {
         let now = now_ms();
         if rotate_to(value, now) {

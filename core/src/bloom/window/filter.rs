@@ -88,6 +88,12 @@ impl WindowFilter {
             || generations.holds_expired(at_ms)
     }
 
+    /// Whether some generation has expired at `at_ms` though no rotation dropped it yet: when
+    /// none has, a read at that time answers as a read of every generation.
+    pub fn holds_expired(&self, at_ms: u64) -> bool {
+        self.generations.holds_expired(at_ms)
+    }
+
     /// Whether a rotation to `now_ms` would close or drop a generation: what a timer asks to
     /// return the memory of expired items on keys that receive no commands.
     pub fn needs_rotation(&self, now_ms: u64) -> bool {
