@@ -34,7 +34,7 @@ pub fn not_yet_ms() -> u64 {
 fn coarse_ms(read: unsafe extern "C" fn(libc::clockid_t, *mut libc::timespec) -> libc::c_int) -> Option<u64> {
     let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: a plain read of the kernel's clock into a timespec of ours.
-    if unsafe { read(libc::CLOCK_REALTIME_COARSE, &mut time) } != 0 {
+    if unsafe { read(libc::CLOCK_REALTIME_COARSE, &raw mut time) } != 0 {
         return None;
     }
     u64::try_from(time.tv_sec)
