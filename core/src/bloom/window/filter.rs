@@ -116,7 +116,7 @@ impl WindowFilter {
         hash: &ItemHash,
         max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
-        self.prefetch(hash, None);
+        self.prefetch(hash, None, false);
         self.insert_prefetched(hash, max_bytes)
     }
 
@@ -181,7 +181,7 @@ impl WindowFilter {
     /// so that a miss costs one memory latency, not one per generation.
     #[inline]
     pub fn contains_hash(&self, hash: &ItemHash, now_ms: Option<u64>) -> bool {
-        self.prefetch(hash, now_ms);
+        self.prefetch(hash, now_ms, false);
         self.probe(hash, now_ms)
     }
 
@@ -211,9 +211,9 @@ impl WindowFilter {
     }
 
     #[inline]
-    fn prefetch(&self, hash: &ItemHash, now_ms: Option<u64>) {
+    fn prefetch(&self, hash: &ItemHash, now_ms: Option<u64>, every_block: bool) {
         self.for_each_live(now_ms, |generation| {
-            generation.prefetch(hash);
+            generation.prefetch(hash, every_block);
             true
         });
     }
@@ -244,7 +244,7 @@ impl WindowFilter {
     fn hash_batch<'a>(&self, items: impl Iterator<Item = &'a [u8]>, now_ms: Option<u64>) -> Vec<ItemHash> {
         let hashes: Vec<ItemHash> = items.map(ItemHash::of).collect();
         for hash in &hashes {
-            self.prefetch(hash, now_ms);
+            self.prefetch(hash, now_ms, true);
         }
         hashes
     }

@@ -107,13 +107,17 @@ impl Generation {
             || self.overflow.as_ref().is_some_and(|overflow| overflow.contains_patterned(hash, pattern))
     }
 
-    /// Starts loading the item's first cache line in every link: a lookup of an item never
-    /// added rarely gets past it, even where an item has more than one block.
+    /// Starts loading the item's cache lines in every link: its first block only
+    /// (`every_block` false) where one lookup waits on them at once, since a lookup of an item
+    /// never added rarely gets past it; all of them where a batch's loads overlap.
     #[inline]
-    pub(super) fn prefetch(&self, hash: &ItemHash) {
-        self.base.prefetch_first_blocks(hash);
-        if let Some(overflow) = &self.overflow {
-            overflow.prefetch_first_blocks(hash);
+    pub(super) fn prefetch(&self, hash: &ItemHash, every_block: bool) {
+        for filter in std::iter::once(&self.base).chain(&self.overflow) {
+            if every_block {
+                filter.prefetch(hash);
+            } else {
+                filter.prefetch_first_blocks(hash);
+            }
         }
     }
 
