@@ -42,7 +42,7 @@ use crate::bloom::format::locate;
 use crate::bloom::sub_filter::SubFilter;
 use crate::bytes::ByteArray;
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource, Reader};
-use crate::window::Generations;
+use crate::window::{Generations, MAX_TIME_MS};
 
 /// The first bytes of a windowed filter's header. A plain filter's starts with `RBLF` (or,
 /// in RedisBloom's format, with an item count): LOADCHUNK looks here first.
@@ -125,6 +125,9 @@ impl WindowFilter {
         let current_start_ms = reader.u64()?;
         if current_start_ms != schedule.span_start(current_start_ms) {
             return Err(DecodeError::Malformed("current span is off the span grid"));
+        }
+        if current_start_ms > MAX_TIME_MS {
+            return Err(DecodeError::Malformed("current span beyond any clock"));
         }
         let count = reader.u32()? as usize;
         if count > params.max_live_generations() as usize {

@@ -131,6 +131,14 @@ fn hostile_headers_are_refused() {
     assert!(malformed(&patched(&header, CURRENT_AT, &(current + 1).to_le_bytes())), "off the grid");
     assert!(malformed(&patched(&header, CURRENT_AT, &(current - 250).to_le_bytes())), "before a generation");
     assert!(malformed(&patched(&header, CURRENT_AT, &(current + 2000).to_le_bytes())), "generations expired");
+    // A filter holding nothing, its current span beyond any clock (sums of times would saturate).
+    let empty = super::filter(1000, 4, 200, 0.01, 2).encode_header();
+    let beyond_any_clock = u64::MAX - u64::MAX % 250;
+    assert!(malformed(&patched(&empty, CURRENT_AT, &beyond_any_clock.to_le_bytes())), "beyond any clock");
+    let latest = MAX_TIME_MS - MAX_TIME_MS % 250;
+    assert!(
+        WindowFilter::decode_header(&patched(&empty, CURRENT_AT, &latest.to_le_bytes()), UNLIMITED).is_ok()
+    );
     assert!(malformed(&patched(&header, COUNT_AT, &6u32.to_le_bytes())));
     assert!(malformed(&patched(&header, COUNT_AT, &4u32.to_le_bytes())));
     assert!(malformed(&patched(&header, COUNT_AT, &u32::MAX.to_le_bytes())));

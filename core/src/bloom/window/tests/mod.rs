@@ -12,7 +12,7 @@ mod rotation;
 use super::*;
 use crate::bloom::FilterError;
 use crate::decode::{Persistent, Record};
-use crate::window::{DEFAULT_GENERATIONS, MAX_GENERATIONS, MAX_WINDOW_MS};
+use crate::window::{DEFAULT_GENERATIONS, MAX_GENERATIONS, MAX_TIME_MS, MAX_WINDOW_MS};
 
 const UNLIMITED: usize = usize::MAX;
 /// A plausible wall-clock time: November 2023, in milliseconds.
