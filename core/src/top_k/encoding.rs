@@ -5,7 +5,9 @@
 //! RedisBloom checks nothing but the two buffers' sizes (with `assert`); here every value is
 //! checked before it is kept, and nothing is allocated past the budget.
 
-use super::sketch::{required_bytes, valid_decay, TopK, BUCKET_BYTES, SLOT_BYTES, SLOT_POINTER};
+use super::buckets::{Buckets, BUCKET_BYTES};
+use super::heap::{Heap, SLOT_BYTES, SLOT_POINTER, SLOT_SPARE};
+use super::sketch::{required_bytes, valid_decay, TopK};
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 use crate::murmur::murmur2;
 
@@ -15,35 +17,59 @@ fn empty_item_fingerprint() -> u32 {
     murmur2(b"", 1919)
 }
 
-impl Persistent for TopK {
-    const ENCODING_VERSION: i32 = 0;
+/// The fields of a record before its arrays: k, width and depth, and the decay, checked.
+pub(super) fn load_shape(source: &mut impl RdbSource) -> Result<(u64, u64, u64, f64), DecodeError> {
+    let dimension = |value: u64| (1..=u64::from(u32::MAX)).contains(&value);
+    let (k, width, depth) = (source.unsigned()?, source.unsigned()?, source.unsigned()?);
+    if !(dimension(k) && dimension(width) && dimension(depth)) {
+        return Err(DecodeError::Malformed("k, width or depth out of range"));
+    }
+    let decay = source.double()?;
+    if !valid_decay(decay) {
+        return Err(DecodeError::Malformed("a decay outside (0, 1]"));
+    }
+    Ok((k, width, depth, decay))
+}
 
-    fn load_rdb(
-        encoding_version: i32,
-        source: &mut impl RdbSource,
-        max_bytes: usize,
-    ) -> Result<TopK, DecodeError> {
-        let malformed = DecodeError::Malformed;
-        if encoding_version != Self::ENCODING_VERSION {
-            return Err(malformed("a Top-K encoding version RedisBloom never wrote"));
-        }
-        let dimension = |value: u64| (1..=u64::from(u32::MAX)).contains(&value);
-        let (k, width, depth) = (source.unsigned()?, source.unsigned()?, source.unsigned()?);
-        if !(dimension(k) && dimension(width) && dimension(depth)) {
-            return Err(malformed("k, width or depth out of range"));
-        }
-        let decay = source.double()?;
-        if !valid_decay(decay) {
-            return Err(malformed("a decay outside (0, 1]"));
-        }
-        let mut used = required_bytes(k, width, depth).ok_or(DecodeError::TooLarge)?;
-        if used > max_bytes as u64 {
-            return Err(DecodeError::TooLarge);
-        }
+pub(super) fn save_shape(sink: &mut impl RdbSink, k: u32, width: u32, depth: u32, decay: f64) {
+    sink.unsigned(u64::from(k));
+    sink.unsigned(u64::from(width));
+    sink.unsigned(u64::from(depth));
+    sink.double(decay);
+}
+
+impl Buckets {
+    /// `width * depth` buckets, as one string; any content is a valid one.
+    pub(super) fn load(source: &mut impl RdbSource, width: u64, depth: u64) -> Result<Buckets, DecodeError> {
         let buckets = source.bytes()?;
         if buckets.len() as u64 != width * depth * BUCKET_BYTES as u64 {
-            return Err(malformed("buckets of another size than width x depth"));
+            return Err(DecodeError::Malformed("buckets of another size than width x depth"));
         }
+        Ok(Buckets(buckets))
+    }
+}
+
+/// What a heap keeps of the bytes RedisBloom's record holds garbage in.
+#[derive(Clone, Copy)]
+pub(super) enum Kept {
+    /// A plain sketch: slot 0's pointer bytes, its generator's state.
+    Generator,
+    /// The window's list: each slot's padding, the item's count in older generations.
+    Spare,
+}
+
+impl Heap {
+    /// `k` slots as one string, then each slot's item as a C string, every item's bytes added
+    /// to `used` and held to `max_bytes`. The pointer bytes and the padding mean nothing
+    /// but what `kept` says, and are cleared so that equal sketches save equal records.
+    pub(super) fn load(
+        source: &mut impl RdbSource,
+        k: u64,
+        kept: Kept,
+        used: &mut u64,
+        max_bytes: usize,
+    ) -> Result<Heap, DecodeError> {
+        let malformed = DecodeError::Malformed;
         let mut heap = source.bytes()?;
         if heap.len() as u64 != k * SLOT_BYTES as u64 {
             return Err(malformed("a heap of another size than k"));
@@ -52,8 +78,8 @@ impl Persistent for TopK {
         items.try_reserve_exact(k as usize).map_err(|_| DecodeError::OutOfMemory)?;
         for (index, slot) in heap.as_mut_slice().chunks_exact_mut(SLOT_BYTES).enumerate() {
             let string = source.bytes()?;
-            used += string.len() as u64;
-            if used > max_bytes as u64 {
+            *used += string.len() as u64;
+            if *used > max_bytes as u64 {
                 return Err(DecodeError::TooLarge);
             }
             let Some((&0, item)) = string.as_slice().split_last() else {
@@ -65,8 +91,8 @@ impl Persistent for TopK {
             if item.len() as u64 > u64::from(length) {
                 return Err(malformed("an item longer than its slot says"));
             }
-            let kept = !item.is_empty() || (fingerprint == empty_item_fingerprint() && length == 0);
-            items.push(if kept {
+            let listed = !item.is_empty() || (fingerprint == empty_item_fingerprint() && length == 0);
+            items.push(if listed {
                 let mut copy = Vec::new();
                 copy.try_reserve_exact(string.len()).map_err(|_| DecodeError::OutOfMemory)?;
                 copy.extend_from_slice(string.as_slice());
@@ -74,25 +100,50 @@ impl Persistent for TopK {
             } else {
                 None
             });
-            // Slot 0's pointer is the generator's state; the other pointers and the padding
-            // mean nothing, and are cleared so that equal sketches save equal records.
-            let cleared = if index == 0 { SLOT_POINTER + 8 } else { SLOT_POINTER };
+            let generator = matches!(kept, Kept::Generator) && index == 0;
+            let cleared = if generator { SLOT_POINTER + 8 } else { SLOT_POINTER };
             slot[cleared..SLOT_POINTER + 8].fill(0);
-            slot[SLOT_BYTES - 4..].fill(0);
+            if !matches!(kept, Kept::Spare) {
+                slot[SLOT_SPARE..].fill(0);
+            }
         }
-        Ok(TopK::from_parts(k, width, depth, decay, buckets, heap, items))
+        Ok(Heap { bytes: heap, items })
     }
 
-    fn save_rdb(&self, sink: &mut impl RdbSink) {
-        sink.unsigned(u64::from(self.k));
-        sink.unsigned(u64::from(self.width));
-        sink.unsigned(u64::from(self.depth));
-        sink.double(self.decay);
-        sink.bytes(self.buckets.as_slice());
-        sink.bytes(self.heap.as_slice());
+    /// The slots as one string, then each item as a C string, `"\0"` for none.
+    pub(super) fn save(&self, sink: &mut impl RdbSink) {
+        sink.bytes(self.bytes.as_slice());
         for item in &self.items {
             sink.bytes(item.as_deref().unwrap_or(b"\0"));
         }
+    }
+}
+
+impl Persistent for TopK {
+    const ENCODING_VERSION: i32 = 0;
+
+    fn load_rdb(
+        encoding_version: i32,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<TopK, DecodeError> {
+        if encoding_version != Self::ENCODING_VERSION {
+            return Err(DecodeError::Malformed("a Top-K encoding version RedisBloom never wrote"));
+        }
+        let (k, width, depth, decay) = load_shape(source)?;
+        let mut used = required_bytes(k, width, depth).ok_or(DecodeError::TooLarge)?;
+        if used > max_bytes as u64 {
+            return Err(DecodeError::TooLarge);
+        }
+        let buckets = Buckets::load(source, width, depth)?;
+        let heap = Heap::load(source, k, Kept::Generator, &mut used, max_bytes)?;
+        Ok(TopK::from_parts(k, width, depth, decay, buckets, heap))
+    }
+
+    fn save_rdb(&self, sink: &mut impl RdbSink) {
+        save_shape(sink, self.k, self.width, self.depth, self.decay);
+        sink.bytes(self.buckets.0.as_slice());
+        self.heap.save(sink);
     }
 
     fn memory_bytes(&self) -> usize {

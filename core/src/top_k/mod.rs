@@ -28,17 +28,22 @@
 //! the generator: master and replica load the same bytes, so they still agree.
 //!
 //! - `decay`: the generator and the decay's draws.
-//! - `sketch`: the buckets, the heap and the operations ([`TopK`]).
+//! - `buckets`: HeavyKeeper's counters, and the counting of an item in them.
+//! - `heap`: the list of heavy hitters, RedisBloom's heap.
+//! - `sketch`: the sketch and its operations ([`TopK`]).
 //! - `encoding`: the RDB record (the [`crate::decode::Persistent`] implementation).
 
+mod buckets;
 mod decay;
 mod encoding;
+mod heap;
 mod params;
 mod sketch;
 #[cfg(test)]
 mod tests;
 
+pub use heap::{Expelled, Listed};
 pub use params::{
     Parameter, SizeError, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH, INCREMENT_ERROR, MAX_INCREMENT,
 };
-pub use sketch::{Expelled, Listed, TopK};
+pub use sketch::TopK;

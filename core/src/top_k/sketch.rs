@@ -1,33 +1,16 @@
 //! The sketch: RedisBloom 2.8.2's buckets and heap, byte for byte, and its add, query, count
 //! and list, with the decay drawn as the `decay` module says.
 
-use super::decay::{Decay, Decayed, Rng};
+use super::buckets::{bucket_index, fingerprint, Buckets, BUCKET_BYTES};
+use super::decay::{Decay, Rng};
+use super::heap::{Expelled, Heap, Listed, SLOT_BYTES};
 use super::params::{Parameter, SizeError};
-use crate::bytes::{AllocationFailed, ByteArray};
-use crate::murmur::murmur2;
+use crate::bytes::AllocationFailed;
 
-/// RedisBloom's `Bucket`: fingerprint, then count, both `u32` little-endian.
-pub(super) const BUCKET_BYTES: usize = 8;
-/// RedisBloom's `HeapBucket` on x86-64 and ARM64: fingerprint (`u32`), item length (`u32`), item
-/// pointer (8 bytes), count (`u32`), padding (4 bytes).
-pub(super) const SLOT_BYTES: usize = 24;
-const SLOT_FINGERPRINT: usize = 0;
-const SLOT_LENGTH: usize = 4;
-/// Slot 0's pointer bytes hold the generator's state (see the module `top_k`).
-pub(super) const SLOT_POINTER: usize = 8;
-const SLOT_COUNT: usize = 16;
-/// The seed of an item's fingerprint (`GA` in RedisBloom); row `i` is hashed with seed `i`.
-const FINGERPRINT_SEED: u32 = 1919;
 /// Buckets a batch asks the CPU for ahead of its adds.
 const PREFETCH_BUCKETS: usize = 64;
 /// What RedisBloom's `sizeof(TopK)` adds to MEMORY USAGE: its fields and a table of 256 powers.
-const REDISBLOOM_HEADER_BYTES: usize = 2088;
-
-/// One item's result of an add: the item the heap expelled to make room for it, if any.
-pub type Expelled = Result<Option<Vec<u8>>, AllocationFailed>;
-
-/// TOPK.LIST's entries: each item (`None` where RedisBloom answers nil) and its count.
-pub type Listed<'a> = Vec<(Option<&'a [u8]>, u64)>;
+pub(super) const REDISBLOOM_HEADER_BYTES: usize = 2088;
 
 /// A Top-K sketch (`HeavyKeeper`), in RedisBloom's layout, whose decay is drawn from its own
 /// generator, so that the same commands give the same sketch on every server.
@@ -38,57 +21,41 @@ pub struct TopK {
     pub(super) decay: f64,
     pub(super) powers: Decay,
     /// `depth` rows of `width` buckets, RedisBloom's `Bucket`s.
-    pub(super) buckets: ByteArray,
-    /// `k` slots laid out as RedisBloom's `HeapBucket`s, a min-heap on the count (as far as
-    /// RedisBloom keeps it one: an item whose count drops is only ever sifted down). The item
-    /// strings live in `items`; slot 0's pointer bytes hold the generator's state, the other
-    /// slots' pointer and padding bytes are zero.
-    pub(super) heap: ByteArray,
-    /// Each slot's item and a terminating NUL, as the RDB record holds it; `None` for a slot
-    /// never filled (or whose item RedisBloom lost, see the encoding).
-    pub(super) items: Vec<Option<Box<[u8]>>>,
+    pub(super) buckets: Buckets,
+    /// The list: `k` slots laid out as RedisBloom's `HeapBucket`s, a min-heap on the count.
+    /// Slot 0's pointer bytes hold the generator's state, the other slots' pointer and padding
+    /// bytes are zero.
+    pub(super) heap: Heap,
 }
 
 /// Bytes of `width * depth` buckets and `k` slots (with their item handles), `None` past `u64`.
 pub(super) fn required_bytes(k: u64, width: u64, depth: u64) -> Option<u64> {
     let buckets = width.checked_mul(depth)?.checked_mul(BUCKET_BYTES as u64)?;
-    let slot = (SLOT_BYTES + std::mem::size_of::<Option<Box<[u8]>>>()) as u64;
-    buckets.checked_add(k.checked_mul(slot)?)
+    buckets.checked_add(list_bytes(k)?)
 }
 
-/// An item's fingerprint.
-fn fingerprint(item: &[u8]) -> u32 {
-    murmur2(item, FINGERPRINT_SEED)
+/// Bytes of a list of `k` slots with their item handles.
+pub(super) fn list_bytes(k: u64) -> Option<u64> {
+    k.checked_mul((SLOT_BYTES + std::mem::size_of::<Option<Box<[u8]>>>()) as u64)
 }
 
-/// The index of the item's bucket in `row` (RedisBloom computes the row's offset in 32 bits,
-/// which wraps only for sketches of more than 32 GiB; this never wraps).
-fn bucket_index(item: &[u8], row: u32, width: u32) -> usize {
-    row as usize * width as usize + (murmur2(item, row) % width) as usize
-}
-
-fn read_u32(bytes: &[u8], offset: usize) -> u32 {
-    let mut word = [0; 4];
-    word.copy_from_slice(&bytes[offset..offset + 4]);
-    u32::from_le_bytes(word)
-}
-
-fn write_u32(bytes: &mut [u8], offset: usize, value: u32) {
-    bytes[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
-}
-
-/// The bytes and a terminating NUL, allocated without aborting.
-fn terminated(item: &[u8]) -> Result<Box<[u8]>, AllocationFailed> {
-    let mut copy = Vec::new();
-    copy.try_reserve_exact(item.len() + 1).map_err(|_| AllocationFailed)?;
-    copy.extend_from_slice(item);
-    copy.push(0);
-    Ok(copy.into_boxed_slice())
-}
-
-/// An item without its NUL.
-fn unterminated(item: &[u8]) -> &[u8] {
-    item.split_last().map_or(item, |(_, bytes)| bytes)
+/// RedisBloom's checks of TOPK.RESERVE's parameters (k, width and depth at least 1 and at most
+/// `u32::MAX`; decay in (0, 1]).
+pub(super) fn check_parameters(k: u64, width: u64, depth: u64, decay: f64) -> Result<(), SizeError> {
+    let dimension = |value: u64| (1..=u64::from(u32::MAX)).contains(&value);
+    if !dimension(k) {
+        return Err(SizeError::Invalid(Parameter::K));
+    }
+    if !dimension(width) {
+        return Err(SizeError::Invalid(Parameter::Width));
+    }
+    if !dimension(depth) {
+        return Err(SizeError::Invalid(Parameter::Depth));
+    }
+    if !valid_decay(decay) {
+        return Err(SizeError::Invalid(Parameter::Decay));
+    }
+    Ok(())
 }
 
 impl TopK {
@@ -106,43 +73,26 @@ impl TopK {
         seed: u64,
         max_bytes: usize,
     ) -> Result<TopK, SizeError> {
-        let dimension = |value: u64| (1..=u64::from(u32::MAX)).contains(&value);
-        if !dimension(k) {
-            return Err(SizeError::Invalid(Parameter::K));
-        }
-        if !dimension(width) {
-            return Err(SizeError::Invalid(Parameter::Width));
-        }
-        if !dimension(depth) {
-            return Err(SizeError::Invalid(Parameter::Depth));
-        }
-        if !valid_decay(decay) {
-            return Err(SizeError::Invalid(Parameter::Decay));
-        }
+        check_parameters(k, width, depth, decay)?;
         let bytes = required_bytes(k, width, depth).ok_or(SizeError::TooLarge)?;
         if bytes > max_bytes as u64 || bytes > isize::MAX as u64 {
             return Err(SizeError::TooLarge);
         }
-        let buckets = ByteArray::try_zeroed(width * depth * BUCKET_BYTES as u64)?;
-        let mut heap = ByteArray::try_zeroed(k * SLOT_BYTES as u64)?;
-        heap.as_mut_slice()[SLOT_POINTER..SLOT_POINTER + 8].copy_from_slice(&seed.to_le_bytes());
-        let mut items = Vec::new();
-        items.try_reserve_exact(k as usize).map_err(|_| AllocationFailed)?;
-        items.resize(k as usize, None);
-        Ok(TopK::from_parts(k, width, depth, decay, buckets, heap, items))
+        let buckets = Buckets::try_zeroed(width, depth)?;
+        let heap = Heap::try_new(k, seed)?;
+        Ok(TopK::from_parts(k, width, depth, decay, buckets, heap))
     }
 
-    /// A sketch of these dimensions, buckets, heap and items, checked by the caller (`new`, or
-    /// a load). The decay's powers are derived here, whichever way the sketch came: RedisBloom
+    /// A sketch of these dimensions, buckets and heap, checked by the caller (`new`, or a
+    /// load). The decay's powers are derived here, whichever way the sketch came: RedisBloom
     /// builds its table only when it creates a sketch, so a sketch it loads never decays.
     pub(super) fn from_parts(
         k: u64,
         width: u64,
         depth: u64,
         decay: f64,
-        buckets: ByteArray,
-        heap: ByteArray,
-        items: Vec<Option<Box<[u8]>>>,
+        buckets: Buckets,
+        heap: Heap,
     ) -> TopK {
         TopK {
             k: k as u32,
@@ -152,7 +102,6 @@ impl TopK {
             powers: Decay::new(decay),
             buckets,
             heap,
-            items,
         }
     }
 
@@ -176,99 +125,9 @@ impl TopK {
         self.decay
     }
 
-    fn bucket(&self, index: usize) -> (u32, u32) {
-        let bytes = self.buckets.as_slice();
-        let offset = index * BUCKET_BYTES;
-        (read_u32(bytes, offset), read_u32(bytes, offset + 4))
-    }
-
-    fn set_bucket(&mut self, index: usize, fingerprint: u32, count: u32) {
-        let bytes = self.buckets.as_mut_slice();
-        let offset = index * BUCKET_BYTES;
-        write_u32(bytes, offset, fingerprint);
-        write_u32(bytes, offset + 4, count);
-    }
-
-    fn slot_field(&self, slot: usize, field: usize) -> u32 {
-        read_u32(self.heap.as_slice(), slot * SLOT_BYTES + field)
-    }
-
-    fn set_slot_field(&mut self, slot: usize, field: usize, value: u32) {
-        write_u32(self.heap.as_mut_slice(), slot * SLOT_BYTES + field, value);
-    }
-
-    fn slot_count(&self, slot: usize) -> u32 {
-        self.slot_field(slot, SLOT_COUNT)
-    }
-
-    /// Swaps two slots' entries, leaving pointer and padding bytes where they are: the
-    /// generator's state stays in slot 0.
-    fn swap_slots(&mut self, a: usize, b: usize) {
-        for field in [SLOT_FINGERPRINT, SLOT_LENGTH, SLOT_COUNT] {
-            let (first, second) = (self.slot_field(a, field), self.slot_field(b, field));
-            self.set_slot_field(a, field, second);
-            self.set_slot_field(b, field, first);
-        }
-        self.items.swap(a, b);
-    }
-
+    #[cfg(test)]
     pub(super) fn rng(&self) -> Rng {
-        let bytes = self.heap.as_slice();
-        let mut state = [0; 8];
-        state.copy_from_slice(&bytes[SLOT_POINTER..SLOT_POINTER + 8]);
-        Rng(u64::from_le_bytes(state))
-    }
-
-    fn set_rng(&mut self, rng: Rng) {
-        self.heap.as_mut_slice()[SLOT_POINTER..SLOT_POINTER + 8].copy_from_slice(&rng.0.to_le_bytes());
-    }
-
-    /// RedisBloom's heapify-down, tie for tie: the right child only when strictly smaller, and
-    /// a parent equal to its smaller child still moves down.
-    fn sift_down(&mut self, start: usize) {
-        let len = self.k as usize;
-        if len < 2 || (len - 2) / 2 < start {
-            return;
-        }
-        let smaller_child = |this: &TopK, parent: usize| {
-            let child = 2 * parent + 1;
-            if child + 1 < len && this.slot_count(child) > this.slot_count(child + 1) {
-                child + 1
-            } else {
-                child
-            }
-        };
-        let mut child = smaller_child(self, start);
-        if self.slot_count(child) > self.slot_count(start) {
-            return;
-        }
-        let moving = self.slot_count(start);
-        let mut position = start;
-        loop {
-            self.swap_slots(position, child);
-            position = child;
-            if (len - 2) / 2 < child {
-                break;
-            }
-            child = smaller_child(self, child);
-            if self.slot_count(child) >= moving {
-                break;
-            }
-        }
-    }
-
-    /// The slot holding the item, searched from the last as RedisBloom does: same fingerprint,
-    /// same recorded length, same bytes (a slot without item compares as empty).
-    fn find(&self, item: &[u8], fingerprint: u32) -> Option<usize> {
-        let slots = self.heap.as_slice().chunks_exact(SLOT_BYTES).enumerate().rev();
-        slots
-            .filter(|(_, slot)| read_u32(slot, SLOT_FINGERPRINT) == fingerprint)
-            .find(|&(index, slot)| {
-                u64::from(read_u32(slot, SLOT_LENGTH)) == item.len() as u64
-                    && self.items.get(index).and_then(|item| item.as_deref()).map_or(&[][..], unterminated)
-                        == item
-            })
-            .map(|(index, _)| index)
+        self.heap.rng()
     }
 
     /// Counts the item `increment` times (TOPK.ADD adds 1, TOPK.INCRBY its increment) and
@@ -310,7 +169,7 @@ impl TopK {
                 for row in 0..self.depth {
                     let index = bucket_index(item, row, self.width);
                     indexes[len * depth + row as usize] = index;
-                    self.buckets.prefetch(index * BUCKET_BYTES);
+                    self.buckets.prefetch(index);
                 }
                 len += 1;
             }
@@ -331,108 +190,49 @@ impl TopK {
         fingerprint: u32,
         index_of: impl Fn(u32) -> usize,
     ) -> Expelled {
-        let heap_min = self.slot_count(0);
-        let mut max_count = 0;
-        let mut rng = self.rng();
-        for row in 0..self.depth {
-            let index = index_of(row);
-            let (owner, count) = self.bucket(index);
-            let count = if count == 0 {
-                increment
-            } else if owner == fingerprint {
-                count.saturating_add(increment)
-            } else {
-                match self.powers.hit(count, increment, &mut rng) {
-                    Decayed::Kept(count) => {
-                        self.set_bucket(index, owner, count);
-                        continue;
-                    }
-                    Decayed::Taken(count) => count,
-                }
-            };
-            self.set_bucket(index, fingerprint, count);
-            max_count = max_count.max(count);
-        }
-        self.set_rng(rng);
-        if max_count < heap_min {
-            return Ok(None);
-        }
-        if let Some(slot) = self.find(item, fingerprint) {
-            // Not the larger of the two: the buckets may have decayed.
-            self.set_slot_field(slot, SLOT_COUNT, max_count);
-            self.sift_down(slot);
-            return Ok(None);
-        }
-        let copy = terminated(item)?;
-        let expelled = self.items[0].replace(copy);
-        self.set_slot_field(0, SLOT_FINGERPRINT, fingerprint);
-        self.set_slot_field(0, SLOT_LENGTH, item.len() as u32);
-        self.set_slot_field(0, SLOT_COUNT, max_count);
-        self.sift_down(0);
-        Ok(expelled.map(|item| {
-            let mut item = item.into_vec();
-            item.pop();
-            item
-        }))
+        let mut rng = self.heap.rng();
+        let max_count =
+            self.buckets.count(&self.powers, &mut rng, (fingerprint, increment), self.depth, index_of);
+        self.heap.set_rng(rng);
+        self.heap.offer(item, fingerprint, max_count)
     }
 
     /// Whether the item is in the heap (TOPK.QUERY).
     pub fn query(&self, item: &[u8]) -> bool {
-        self.find(item, fingerprint(item)).is_some()
+        self.heap.find(item, fingerprint(item)).is_some()
     }
 
     /// TOPK.COUNT's estimate: the largest count among the item's buckets that hold its
     /// fingerprint; for an item in the heap, only those at least the heap's minimum.
     pub fn count(&self, item: &[u8]) -> u64 {
         let fingerprint = fingerprint(item);
-        let heap_min = self.slot_count(0);
-        let in_heap = self.find(item, fingerprint).is_some();
-        (0..self.depth)
-            .map(|row| self.bucket(bucket_index(item, row, self.width)))
-            .filter(|&(owner, count)| owner == fingerprint && (!in_heap || count >= heap_min))
-            .map(|(_, count)| u64::from(count))
+        let heap_min = self.heap.min();
+        let in_heap = self.heap.find(item, fingerprint).is_some();
+        let width = self.width;
+        self.buckets
+            .counts_of(fingerprint, self.depth, |row| bucket_index(item, row, width))
+            .filter(|&count| !in_heap || count >= heap_min)
+            .map(u64::from)
             .max()
             .unwrap_or(0)
     }
 
     /// TOPK.LIST: the heap's items of a count above zero, the largest count first, ties in
-    /// heap order (RedisBloom sorts a copy with glibc's `qsort`, a stable merge sort). An item
-    /// is `None` where RedisBloom answers nil: a slot whose item it lost on a reload.
+    /// heap order. An item is `None` where RedisBloom answers nil: a slot whose item it lost
+    /// on a reload.
     pub fn list(&self) -> Result<Listed<'_>, AllocationFailed> {
-        let counted = (0..self.k as usize).filter(|&slot| self.slot_count(slot) != 0);
-        let mut slots = Vec::new();
-        slots.try_reserve_exact(counted.clone().count()).map_err(|_| AllocationFailed)?;
-        slots.extend(counted);
-        // Unstable but tie-broken by position: the stable order, without a sort buffer.
-        slots.sort_unstable_by_key(|&slot| (std::cmp::Reverse(self.slot_count(slot)), slot));
-        Ok(slots
-            .into_iter()
-            .map(|slot| (self.items[slot].as_deref().map(unterminated), u64::from(self.slot_count(slot))))
-            .collect())
+        self.heap.list()
     }
 
     /// What MEMORY USAGE answers for it, RedisBloom's figure: its structure, the buckets and
     /// the heap's slots (not the item strings).
     pub fn memory_bytes(&self) -> usize {
-        REDISBLOOM_HEADER_BYTES + self.buckets.len() + self.heap.len()
+        REDISBLOOM_HEADER_BYTES + self.buckets.len() + self.heap.bytes.len()
     }
 
     /// A copy, which continues the same decay draws; `None` when there is no memory for it.
     pub fn try_clone(&self) -> Option<TopK> {
-        let mut items = Vec::new();
-        items.try_reserve_exact(self.items.len()).ok()?;
-        for item in &self.items {
-            items.push(match item {
-                Some(item) => Some(terminated(unterminated(item)).ok()?),
-                None => None,
-            });
-        }
-        Some(TopK {
-            buckets: self.buckets.try_clone().ok()?,
-            heap: self.heap.try_clone().ok()?,
-            items,
-            ..*self
-        })
+        Some(TopK { buckets: self.buckets.try_clone().ok()?, heap: self.heap.try_clone()?, ..*self })
     }
 }
 
