@@ -1,4 +1,4 @@
-//! HeavyKeeper's counters: `depth` rows of `width` buckets, RedisBloom's `Bucket`s
+//! `HeavyKeeper`'s counters: `depth` rows of `width` buckets, RedisBloom's `Bucket`s
 //! (fingerprint, then count, both `u32` little-endian), and the counting of one item in them.
 //! The plain sketch has one such array; the windowed sketch one per generation.
 
@@ -104,7 +104,7 @@ impl Buckets {
             .map(|(_, count)| count)
     }
 
-    /// HeavyKeeper's estimate of the item: its largest bucket count, 0 when it holds none.
+    /// `HeavyKeeper`'s estimate of the item: its largest bucket count, 0 when it holds none.
     pub(super) fn estimate(&self, fingerprint: u32, depth: u32, index_of: impl Fn(u32) -> usize) -> u32 {
         self.counts_of(fingerprint, depth, index_of).max().unwrap_or(0)
     }

@@ -182,9 +182,14 @@ impl Heap {
             .map(|(index, _)| index)
     }
 
+    /// Sets a slot's count, leaving the heap order to the caller.
+    pub(super) fn set_count(&mut self, slot: usize, count: u32) {
+        self.set_field(slot, SLOT_COUNT, count);
+    }
+
     /// Sets a slot's count and sifts it down (RedisBloom's way, whichever way the count went).
     pub(super) fn update(&mut self, slot: usize, count: u32) {
-        self.set_field(slot, SLOT_COUNT, count);
+        self.set_count(slot, count);
         self.sift_down(slot);
     }
 

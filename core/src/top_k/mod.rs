@@ -28,9 +28,10 @@
 //! the generator: master and replica load the same bytes, so they still agree.
 //!
 //! - `decay`: the generator and the decay's draws.
-//! - `buckets`: HeavyKeeper's counters, and the counting of an item in them.
+//! - `buckets`: `HeavyKeeper`'s counters, and the counting of an item in them.
 //! - `heap`: the list of heavy hitters, RedisBloom's heap.
 //! - `sketch`: the sketch and its operations ([`TopK`]).
+//! - [`window`]: the windowed sketch (`WINDOW`), over the same buckets and heap.
 //! - `encoding`: the RDB record (the [`crate::decode::Persistent`] implementation).
 
 mod buckets;
@@ -41,6 +42,7 @@ mod params;
 mod sketch;
 #[cfg(test)]
 mod tests;
+pub mod window;
 
 pub use heap::{Expelled, Listed};
 pub use params::{

@@ -2,7 +2,7 @@
 //! and list, with the decay drawn as the `decay` module says.
 
 use super::buckets::{bucket_index, fingerprint, Buckets, BUCKET_BYTES};
-use super::decay::{Decay, Rng};
+use super::decay::Decay;
 use super::heap::{Expelled, Heap, Listed, SLOT_BYTES};
 use super::params::{Parameter, SizeError};
 use crate::bytes::AllocationFailed;
@@ -126,7 +126,7 @@ impl TopK {
     }
 
     #[cfg(test)]
-    pub(super) fn rng(&self) -> Rng {
+    pub(super) fn rng(&self) -> super::decay::Rng {
         self.heap.rng()
     }
 

@@ -1,0 +1,73 @@
+//! The windowed sketch's RDB record (see the module documentation for its layout): checked
+//! field by field, each generation's buckets held to what is left of the budget before they
+//! are read.
+
+use super::super::buckets::{Buckets, BUCKET_BYTES};
+use super::super::decay::{Decay, Rng};
+use super::super::encoding::{load_shape, save_shape, Kept};
+use super::super::heap::Heap;
+use super::super::sketch::list_bytes;
+use super::sketch::{Generation, WindowTopK};
+use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
+use crate::window::Generations;
+
+impl Persistent for WindowTopK {
+    const ENCODING_VERSION: i32 = 1;
+
+    fn load_rdb(
+        encoding_version: i32,
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<WindowTopK, DecodeError> {
+        if encoding_version != Self::ENCODING_VERSION {
+            return Err(DecodeError::Malformed("unknown encoding version"));
+        }
+        let (k, width, depth, decay) = load_shape(source)?;
+        let seed = source.unsigned()?;
+        let mut used = list_bytes(k).ok_or(DecodeError::TooLarge)?;
+        if used > max_bytes as u64 {
+            return Err(DecodeError::TooLarge);
+        }
+        let list = Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?;
+        let generation_bytes = width
+            .checked_mul(depth)
+            .and_then(|buckets| buckets.checked_mul(BUCKET_BYTES as u64))
+            .ok_or(DecodeError::TooLarge)?;
+        let generations = Generations::load(source, |source| {
+            used = used.saturating_add(generation_bytes);
+            if used > max_bytes as u64 {
+                return Err(DecodeError::TooLarge);
+            }
+            let rng = Rng(source.unsigned()?);
+            Ok(Generation { rng, buckets: Buckets::load(source, width, depth)? })
+        })?;
+        Ok(WindowTopK {
+            k: k as u32,
+            width: width as u32,
+            depth: depth as u32,
+            decay,
+            powers: Decay::new(decay),
+            seed,
+            list,
+            generations,
+        })
+    }
+
+    fn save_rdb(&self, sink: &mut impl RdbSink) {
+        save_shape(sink, self.k, self.width, self.depth, self.decay);
+        sink.unsigned(self.seed);
+        self.list.save(sink);
+        self.generations.save(sink, |generation, sink| {
+            sink.unsigned(generation.rng.0);
+            sink.bytes(generation.buckets.0.as_slice());
+        });
+    }
+
+    fn memory_bytes(&self) -> usize {
+        WindowTopK::memory_bytes(self)
+    }
+
+    fn try_clone(&self) -> Option<WindowTopK> {
+        WindowTopK::try_clone(self)
+    }
+}

@@ -1,0 +1,257 @@
+//! The windowed sketch: generations of buckets, one list of the window's heavy hitters.
+
+use super::super::buckets::{bucket_index, fingerprint, Buckets, BUCKET_BYTES};
+use super::super::decay::{Decay, Rng};
+use super::super::heap::{Expelled, Heap, Listed};
+use super::super::params::SizeError;
+use super::super::sketch::{check_parameters, list_bytes, REDISBLOOM_HEADER_BYTES};
+use crate::bytes::AllocationFailed;
+use crate::murmur::murmur64a;
+use crate::window::{Generations, Rotation, Schedule, Stamped};
+
+/// One span's counts: `HeavyKeeper`'s buckets and the generator of their decay.
+pub struct Generation {
+    pub(super) rng: Rng,
+    pub(super) buckets: Buckets,
+}
+
+impl Generation {
+    /// What dropping it returns.
+    pub fn memory_bytes(&self) -> usize {
+        self.buckets.len()
+    }
+
+    fn try_clone(&self) -> Result<Generation, AllocationFailed> {
+        Ok(Generation { rng: self.rng, buckets: self.buckets.try_clone()? })
+    }
+}
+
+/// The generator of the generation of the span starting at `start_ms`: the same on every
+/// server that opens it there.
+pub(super) fn generation_seed(seed: u64, start_ms: u64) -> u64 {
+    murmur64a(&start_ms.to_le_bytes(), seed)
+}
+
+/// A Top-K sketch of the last window. See the module documentation.
+pub struct WindowTopK {
+    pub(super) k: u32,
+    pub(super) width: u32,
+    pub(super) depth: u32,
+    pub(super) decay: f64,
+    pub(super) powers: Decay,
+    /// Seeds each generation's generator, with the generation's start.
+    pub(super) seed: u64,
+    /// The window's heavy hitters: each slot's count is the item's window count (saturating
+    /// at `u32::MAX`, as a bucket does), its padding the item's count in the older
+    /// generations.
+    pub(super) list: Heap,
+    pub(super) generations: Generations<Generation>,
+}
+
+impl WindowTopK {
+    /// An empty sketch keeping the window's `k` heaviest items, each generation `depth` rows
+    /// of `width` counters decaying at `decay`. Its parameters are checked as the plain
+    /// sketch's; refused when the list and as many generations as can be alive would not fit
+    /// in `max_bytes`. Only the list and the room for the generations are allocated.
+    pub fn new(
+        (k, width, depth, decay): (u64, u64, u64, f64),
+        schedule: Schedule,
+        seed: u64,
+        max_bytes: usize,
+    ) -> Result<WindowTopK, SizeError> {
+        check_parameters(k, width, depth, decay)?;
+        let generations = width
+            .checked_mul(depth)
+            .and_then(|buckets| buckets.checked_mul(BUCKET_BYTES as u64))
+            .and_then(|bytes| bytes.checked_mul(u64::from(schedule.max_live_generations())));
+        let bytes =
+            generations.zip(list_bytes(k)).and_then(|(generations, list)| generations.checked_add(list));
+        if bytes.is_none_or(|bytes| bytes > max_bytes as u64 || bytes > isize::MAX as u64) {
+            return Err(SizeError::TooLarge);
+        }
+        Ok(WindowTopK {
+            k: k as u32,
+            width: width as u32,
+            depth: depth as u32,
+            decay,
+            powers: Decay::new(decay),
+            seed,
+            list: Heap::try_new(k, 0)?,
+            generations: Generations::new(schedule)?,
+        })
+    }
+
+    /// Items kept.
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// Counters in a row of each generation.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Rows of each generation.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The probability base of a decrement: `decay^count`.
+    pub fn decay(&self) -> f64 {
+        self.decay
+    }
+
+    /// The window and its generations.
+    pub fn schedule(&self) -> &Schedule {
+        self.generations.schedule()
+    }
+
+    /// The generations alive (not yet dropped by a rotation).
+    pub fn generation_count(&self) -> usize {
+        self.generations.iter().count()
+    }
+
+    /// Counts the item `increment` times in the current span's generation (opened by the
+    /// span's first add), and answers the item the window's list expelled for it. Fails,
+    /// changing nothing, when the generation cannot be allocated; fails when the copy of the
+    /// item cannot be, the item counted but not listed.
+    pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
+        let (width, depth, seed) = (self.width, self.depth, self.seed);
+        let index_of = |row| bucket_index(item, row, width);
+        let fingerprint = fingerprint(item);
+        let start_ms = self.generations.current_start_ms();
+        let current = self.generations.current_or_open(|| {
+            Ok::<_, AllocationFailed>(Generation {
+                rng: Rng(generation_seed(seed, start_ms)),
+                buckets: Buckets::try_zeroed(u64::from(width), u64::from(depth))?,
+            })
+        })?;
+        let count =
+            current.buckets.count(&self.powers, &mut current.rng, (fingerprint, increment), depth, index_of);
+        if self.generations.older().is_empty() {
+            // The window is this generation: the plain sketch's admission.
+            return self.list.offer(item, fingerprint, count);
+        }
+        if let Some(slot) = self.list.find(item, fingerprint) {
+            let older = self.list.spare(slot);
+            self.list.update(slot, count.saturating_add(older));
+            return Ok(None);
+        }
+        let older = saturated(self.older_estimates(fingerprint, index_of));
+        let window = count.saturating_add(older);
+        if window < self.list.min() {
+            return Ok(None);
+        }
+        self.list.replace_min(item, fingerprint, window, older)
+    }
+
+    /// The item's estimates in the older generations, summed.
+    fn older_estimates(&self, fingerprint: u32, index_of: impl Fn(u32) -> usize + Copy) -> u64 {
+        let estimates = self.generations.older().iter();
+        estimates
+            .map(|older| u64::from(older.value.buckets.estimate(fingerprint, self.depth, index_of)))
+            .sum()
+    }
+
+    /// Moves to the time `now_ms` (see [`Generations::rotate`]); when a generation closed or
+    /// expired, every listed item is counted again over the generations left. Allocates
+    /// nothing; the expired generations are handed back for the caller to free.
+    pub fn rotate(&mut self, now_ms: u64) -> Rotation<Generation> {
+        let rotation = self.generations.rotate(now_ms);
+        if rotation.changed() {
+            self.recount();
+        }
+        rotation
+    }
+
+    /// Each listed item's window count and older count from the generations, items left with
+    /// nothing cleared, the heap order restored.
+    fn recount(&mut self) {
+        for slot in 0..self.list.k() {
+            let counts = self.list.item(slot).map(|item| {
+                let (fingerprint, width) = (fingerprint(item), self.width);
+                let index_of = |row| bucket_index(item, row, width);
+                let current = self
+                    .generations
+                    .current()
+                    .map_or(0, |current| current.value.buckets.estimate(fingerprint, self.depth, index_of));
+                (current, saturated(self.older_estimates(fingerprint, index_of)))
+            });
+            match counts {
+                Some((current, older)) if current > 0 || older > 0 => {
+                    self.list.set_count(slot, current.saturating_add(older));
+                    self.list.set_spare(slot, older);
+                }
+                _ => self.list.clear(slot),
+            }
+        }
+        self.list.heapify();
+    }
+
+    /// Whether a rotation to `now_ms` would close or drop a generation.
+    pub fn needs_rotation(&self, now_ms: u64) -> bool {
+        self.generations.needs_rotation(now_ms)
+    }
+
+    /// The item's window count: its estimates summed over the generations live at `now_ms`
+    /// (all of them for `None`, what a replica reads).
+    fn window_estimate(&self, item: &[u8], now_ms: Option<u64>) -> u64 {
+        let (fingerprint, width) = (fingerprint(item), self.width);
+        let index_of = |row| bucket_index(item, row, width);
+        let live = self.generations.live(now_ms);
+        live.map(|generation| u64::from(generation.value.buckets.estimate(fingerprint, self.depth, index_of)))
+            .sum()
+    }
+
+    /// Whether the list is out of date at `now_ms`: a generation expired that no rotation
+    /// dropped yet (a master reading before its timer or a write rotates).
+    fn stale(&self, now_ms: Option<u64>) -> bool {
+        now_ms.is_some_and(|now| self.generations.holds_expired(now))
+    }
+
+    /// Whether the item is among the window's heavy hitters (TOPK.QUERY), read at `now_ms`.
+    pub fn query(&self, item: &[u8], now_ms: Option<u64>) -> bool {
+        let listed = self.list.find(item, fingerprint(item)).is_some();
+        listed && (!self.stale(now_ms) || self.window_estimate(item, now_ms) > 0)
+    }
+
+    /// TOPK.COUNT: the item's estimates summed over the generations live at `now_ms`.
+    pub fn count(&self, item: &[u8], now_ms: Option<u64>) -> u64 {
+        self.window_estimate(item, now_ms)
+    }
+
+    /// TOPK.LIST at `now_ms`: the window's heavy hitters, the largest window count first.
+    pub fn list(&self, now_ms: Option<u64>) -> Result<Listed<'_>, AllocationFailed> {
+        if !self.stale(now_ms) {
+            return self.list.list();
+        }
+        self.list.list_by(|slot| {
+            let estimate = self.list.item(slot).map_or(0, |item| self.window_estimate(item, now_ms));
+            saturated(estimate)
+        })
+    }
+
+    /// What MEMORY USAGE answers, counted as the plain sketch's figure: one header, the
+    /// list's slots, each live generation's buckets, and the room kept for generations (not
+    /// the item strings).
+    pub fn memory_bytes(&self) -> usize {
+        let room =
+            self.schedule().max_live_generations() as usize * std::mem::size_of::<Stamped<Generation>>();
+        let buckets: usize = self.generations.iter().map(|generation| generation.value.memory_bytes()).sum();
+        REDISBLOOM_HEADER_BYTES + self.list.bytes.len() + room + buckets
+    }
+
+    /// A copy, which continues the same decay draws; `None` when there is no memory for it.
+    pub fn try_clone(&self) -> Option<WindowTopK> {
+        Some(WindowTopK {
+            list: self.list.try_clone()?,
+            generations: self.generations.try_map(Generation::try_clone).ok()?,
+            ..*self
+        })
+    }
+}
+
+/// A count as a slot holds it: saturating at `u32::MAX`, as buckets do.
+fn saturated(count: u64) -> u32 {
+    u32::try_from(count).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,315 @@
+//! The windowed sketch on a clock the tests control: a single generation is the plain sketch,
+//! what is older than the window is forgotten (read before or after the rotation), the
+//! window's heavy hitters are found when they change, memory stays within `g + 1` plain
+//! sketches, and the record round-trips exactly and refuses what it did not write.
+
+use super::sketch::generation_seed;
+use super::*;
+use crate::decode::{DecodeError, Persistent, Record, RecordValue};
+use crate::top_k::{Parameter, SizeError, TopK};
+use crate::window::Schedule;
+use proptest::prelude::*;
+
+const BUDGET: usize = 1 << 30;
+/// November 2023, in milliseconds: a plausible wall-clock time.
+const T0: u64 = 1_700_000_000_000;
+const SEED: u64 = 77;
+
+fn windowed(k: u64, width: u64, depth: u64, window_ms: u64, generations: u32) -> WindowTopK {
+    let schedule = Schedule::new(window_ms, generations).unwrap();
+    let mut sketch = WindowTopK::new((k, width, depth, 0.9), schedule, SEED, BUDGET).unwrap();
+    sketch.rotate(T0);
+    sketch
+}
+
+/// Adds at `now` as a master does: rotate to its clock, then add.
+fn add_at(sketch: &mut WindowTopK, item: &str, increment: u32, now: u64) -> Option<String> {
+    sketch.rotate(now);
+    sketch.add(item.as_bytes(), increment).unwrap().map(|item| String::from_utf8_lossy(&item).into_owned())
+}
+
+fn listed(sketch: &WindowTopK, now: Option<u64>) -> Vec<(String, u64)> {
+    let list = sketch.list(now).unwrap();
+    list.into_iter()
+        .map(|(item, count)| (String::from_utf8(item.unwrap().to_vec()).unwrap(), count))
+        .collect()
+}
+
+fn names(sketch: &WindowTopK, now: Option<u64>) -> Vec<String> {
+    let mut names: Vec<String> = listed(sketch, now).into_iter().map(|(item, _)| item).collect();
+    names.sort();
+    names
+}
+
+fn record(sketch: &impl Persistent) -> Record {
+    let mut record = Record::default();
+    sketch.save_rdb(&mut record);
+    record
+}
+
+fn reload(sketch: &WindowTopK) -> WindowTopK {
+    WindowTopK::load_rdb(1, &mut record(sketch), BUDGET).unwrap()
+}
+
+/// A stream over a few items, so that buckets collide and decay.
+fn stream() -> impl Strategy<Value = Vec<(u8, u32)>> {
+    proptest::collection::vec((0u8..12, prop_oneof![3 => 1u32..2, 1 => 0u32..300]), 0..300)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Within one span the window is one generation: the plain sketch's answers, slot for
+    /// slot, from the generator the generation was seeded with.
+    #[test]
+    fn a_single_generation_answers_as_the_plain_sketch(stream in stream()) {
+        let mut window = windowed(4, 5, 3, 60_000, 4);
+        let seed = generation_seed(SEED, window.generations.current_start_ms());
+        let mut plain = TopK::new(4, 5, 3, 0.9, seed, BUDGET).unwrap();
+        for &(item, increment) in &stream {
+            let item = [b'i', item];
+            prop_assert_eq!(window.add(&item, increment).unwrap(), plain.add(&item, increment).unwrap());
+        }
+        prop_assert_eq!(window.list(Some(T0)).unwrap(), plain.list().unwrap());
+        for item in 0..12u8 {
+            prop_assert_eq!(window.query(&[b'i', item], Some(T0)), plain.query(&[b'i', item]));
+        }
+    }
+
+    /// A save and load at any point, across rotations, changes nothing that follows.
+    #[test]
+    fn a_save_and_load_mid_stream_changes_nothing(stream in stream(), split in any::<prop::sample::Index>()) {
+        let split = split.index(stream.len() + 1);
+        let mut kept = windowed(4, 5, 3, 1000, 4);
+        let mut reloaded = windowed(4, 5, 3, 1000, 4);
+        let run = |sketch: &mut WindowTopK, part: &[(u8, u32)], offset: usize| -> Vec<Option<String>> {
+            part.iter().enumerate().map(|(index, &(item, increment))| {
+                let now = T0 + 37 * (offset + index) as u64;
+                add_at(sketch, &format!("i{item}"), increment, now)
+            }).collect()
+        };
+        run(&mut kept, &stream[..split], 0);
+        run(&mut reloaded, &stream[..split], 0);
+        let mut reloaded = reload(&reloaded);
+        prop_assert_eq!(run(&mut kept, &stream[split..], split), run(&mut reloaded, &stream[split..], split));
+        prop_assert_eq!(record(&kept), record(&reloaded));
+        prop_assert_eq!(record(&kept.try_clone().unwrap()), record(&kept));
+    }
+
+    #[test]
+    fn corrupt_records_never_panic(
+        stream in stream(),
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()), 1..4),
+    ) {
+        let mut sketch = windowed(3, 4, 2, 1000, 2);
+        for (index, &(item, increment)) in stream.iter().enumerate() {
+            add_at(&mut sketch, &format!("i{item}"), increment, T0 + 11 * index as u64);
+        }
+        let mut saved = record(&sketch);
+        for (value, byte, flip) in flips {
+            let index = value.index(saved.0.len());
+            match &mut saved.0[index] {
+                RecordValue::Bytes(bytes) if !bytes.is_empty() => {
+                    let at = byte.index(bytes.len());
+                    bytes[at] ^= flip;
+                }
+                RecordValue::Bytes(bytes) => bytes.push(flip),
+                RecordValue::Unsigned(number) => *number ^= u64::from(flip) << (byte.index(8) * 8),
+                RecordValue::Double(number) => *number = f64::from_bits(number.to_bits() ^ (u64::from(flip) << 56)),
+                RecordValue::Signed(_) => {}
+            }
+        }
+        if let Ok(mut loaded) = WindowTopK::load_rdb(1, &mut saved, BUDGET) {
+            let now = T0 + 11 * stream.len() as u64;
+            let _ = (loaded.list(Some(now)).unwrap(), loaded.count(b"i1", Some(now)), loaded.query(b"i2", None));
+            for (index, &(item, increment)) in stream.iter().enumerate() {
+                add_at(&mut loaded, &format!("i{item}"), increment, now + 7 * index as u64);
+            }
+            let _ = loaded.list(None).unwrap();
+        }
+    }
+}
+
+#[test]
+fn what_is_older_than_the_window_is_forgotten_read_before_or_after_the_rotation() {
+    // 1000 ms in four spans of 250: gone by 1250 ms after the add.
+    let mut sketch = windowed(3, 50, 4, 1000, 4);
+    add_at(&mut sketch, "old", 500, T0);
+    add_at(&mut sketch, "new", 5, T0 + 900);
+    let read = T0 + 1000;
+    assert_eq!(listed(&sketch, Some(read)), [("old".to_string(), 500), ("new".to_string(), 5)]);
+    assert_eq!(sketch.count(b"old", Some(read)), 500);
+    // Past its generation's expiry, a master reading before any rotation counts it no more.
+    let expired = T0 - T0 % 250 + 250 + 1000;
+    assert_eq!(listed(&sketch, Some(expired)), [("new".to_string(), 5)]);
+    assert_eq!((sketch.count(b"old", Some(expired)), sketch.query(b"old", Some(expired))), (0, false));
+    // A replica reads what its master's rotations left: still there until the rotation.
+    assert!(sketch.query(b"old", None));
+    let rotation = sketch.rotate(expired);
+    assert_eq!(rotation.dropped.len(), 1);
+    assert_eq!(listed(&sketch, None), [("new".to_string(), 5)]);
+    assert!(!sketch.query(b"old", None));
+    // The slot it left takes the next item, expelling nothing.
+    assert_eq!(add_at(&mut sketch, "next", 1, expired + 1), None);
+    assert_eq!(names(&sketch, None), ["new", "next"]);
+}
+
+#[test]
+fn window_counts_sum_the_generations_and_the_list_follows_them() {
+    let mut sketch = windowed(2, 64, 4, 1000, 4);
+    for (at, item, increment) in [(0, "a", 10), (300, "a", 5), (300, "b", 12), (600, "b", 4), (600, "c", 1)] {
+        add_at(&mut sketch, item, increment, T0 + at);
+    }
+    let now = Some(T0 + 700);
+    assert_eq!(sketch.generation_count(), 3);
+    assert_eq!([sketch.count(b"a", now), sketch.count(b"b", now), sketch.count(b"c", now)], [15, 16, 1]);
+    assert_eq!(listed(&sketch, now), [("b".to_string(), 16), ("a".to_string(), 15)]);
+    // c reaches the smallest window count, 15, only with its older counts: it expels a.
+    assert_eq!(add_at(&mut sketch, "c", 13, T0 + 800), None);
+    assert_eq!(add_at(&mut sketch, "c", 2, T0 + 800), Some("a".to_string()));
+    assert_eq!(listed(&sketch, Some(T0 + 800)), [("b".to_string(), 16), ("c".to_string(), 16)]);
+    // Once a's first generation expires, the recount leaves b and c as they were.
+    let first_expiry = T0 - T0 % 250 + 250 + 1000;
+    sketch.rotate(first_expiry);
+    assert_eq!(listed(&sketch, None), [("c".to_string(), 16), ("b".to_string(), 16)]);
+    assert_eq!(sketch.count(b"a", None), 5);
+}
+
+/// Heavy hitters that change: in each phase a new set of items is heavy. At the end of the
+/// last phase, longer than the window, the windowed sketch finds the window's true top k as
+/// well as a plain sketch fed only the window's items, and a plain sketch fed the whole
+/// stream keeps the old ones.
+#[test]
+fn the_windows_heavy_hitters_are_found_when_they_change() {
+    const K: usize = 10;
+    let window_ms = 10_000;
+    let phase_ends = [10_000, 20_000, 35_000];
+    let end = T0 + phase_ends[2];
+    let mut window = windowed(K as u64, 200, 5, window_ms, 4);
+    let mut whole = TopK::new(K as u64, 200, 5, 0.9, 1, BUDGET).unwrap();
+    let mut last_window = TopK::new(K as u64, 200, 5, 0.9, 2, BUDGET).unwrap();
+    let mut exact = std::collections::HashMap::new();
+    let mut random = 0x2545_f491_4f6c_dd1du64;
+    for now in T0..end {
+        let phase = phase_ends.iter().position(|&phase_end| now - T0 < phase_end).unwrap_or(0);
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        // Half the adds go to the phase's ten heavy items, weighted 10 to 1; the rest to a
+        // tail of 5000 items.
+        let item = if random.is_multiple_of(2) {
+            let mut rank = (random / 2 % 55) as usize;
+            let heavy = (0..K)
+                .find(|&heavy| {
+                    rank < K - heavy || {
+                        rank -= K - heavy;
+                        false
+                    }
+                })
+                .unwrap_or(0);
+            format!("heavy{phase}:{heavy}")
+        } else {
+            format!("tail:{}", random / 2 % 5000)
+        };
+        add_at(&mut window, &item, 1, now);
+        whole.add(item.as_bytes(), 1).unwrap();
+        if now >= end - window_ms {
+            last_window.add(item.as_bytes(), 1).unwrap();
+            *exact.entry(item).or_insert(0u64) += 1;
+        }
+    }
+    let mut ranked: Vec<(String, u64)> = exact.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let truth: Vec<&String> = ranked.iter().take(K).map(|(item, _)| item).collect();
+    let recall = |found: &[String]| truth.iter().filter(|item| found.contains(item)).count();
+    let in_plain = |sketch: &TopK| -> Vec<String> {
+        let list = sketch.list().unwrap();
+        list.into_iter().map(|(item, _)| String::from_utf8(item.unwrap().to_vec()).unwrap()).collect()
+    };
+    let windowed_recall = recall(&names(&window, Some(end)));
+    let last_window_recall = recall(&in_plain(&last_window));
+    assert!(windowed_recall >= last_window_recall, "{windowed_recall} < {last_window_recall}");
+    assert!(windowed_recall >= K - 1, "windowed recall {windowed_recall} of {K}");
+    let whole_stream = in_plain(&whole);
+    assert!(recall(&whole_stream) < windowed_recall, "the whole stream's sketch: {whole_stream:?}");
+    let old = whole_stream.iter().filter(|item| !item.starts_with("heavy2:")).count();
+    assert!(old >= K / 2, "the plain sketch of the whole stream keeps {old} old heavy hitters");
+}
+
+#[test]
+fn memory_stays_within_g_plus_one_plain_sketches() {
+    for (k, width, depth, generations) in
+        [(10, 8, 7, 4), (100, 2000, 7, 4), (1000, 8, 7, 1), (50, 100, 3, 64)]
+    {
+        let window_ms = 64_000;
+        let mut sketch = windowed(k, width, depth, window_ms, generations);
+        let plain = TopK::new(k, width, depth, 0.9, 0, BUDGET).unwrap();
+        let span = window_ms / u64::from(generations);
+        for step in 0..=u64::from(generations) {
+            add_at(&mut sketch, "x", 1, T0 + step * span);
+        }
+        let live = sketch.generation_count() as f64;
+        assert_eq!(live, f64::from(generations) + 1.0);
+        let ratio = sketch.memory_bytes() as f64 / plain.memory_bytes() as f64;
+        assert!(ratio <= live, "{k} {width} {depth} {generations}: {ratio}");
+    }
+}
+
+#[test]
+fn reserve_checks_the_plain_parameters_and_the_budget_of_every_generation() {
+    let schedule = Schedule::new(1000, 4).unwrap();
+    let new = |k, width, depth, decay, budget| WindowTopK::new((k, width, depth, decay), schedule, 0, budget);
+    assert!(matches!(new(0, 8, 7, 0.9, BUDGET), Err(SizeError::Invalid(Parameter::K))));
+    assert!(matches!(new(1, 8, 7, 1.5, BUDGET), Err(SizeError::Invalid(Parameter::Decay))));
+    // Five generations of 100 x 10 buckets and the list: 40,000 + 100 x 40 bytes.
+    assert!(matches!(new(100, 100, 10, 0.9, 43_999), Err(SizeError::TooLarge)));
+    assert!(new(100, 100, 10, 0.9, 44_000).is_ok());
+    assert!(matches!(
+        new(1, u64::from(u32::MAX), u64::from(u32::MAX), 0.9, BUDGET),
+        Err(SizeError::TooLarge)
+    ));
+}
+
+#[test]
+fn the_record_round_trips_and_hostile_ones_are_refused() {
+    let mut sketch = windowed(3, 8, 2, 1000, 4);
+    for (at, item) in [(0, "a"), (300, "b"), (600, "a"), (600, "c")] {
+        add_at(&mut sketch, item, 3, T0 + at);
+    }
+    let saved = record(&sketch);
+    assert_eq!(record(&reload(&sketch)), saved);
+    let malformed = |record: &mut Record| {
+        matches!(WindowTopK::load_rdb(1, record, BUDGET), Err(DecodeError::Malformed(_)))
+    };
+    assert!(matches!(WindowTopK::load_rdb(0, &mut saved.clone(), BUDGET), Err(DecodeError::Malformed(_))));
+    // Fields: k, width, depth, decay, seed, list slots, 3 items, window, generations, current
+    // start, count, then (start, generator, buckets) per generation.
+    let at = |index: usize, value: RecordValue| {
+        let mut record = saved.clone();
+        record.0[index] = value;
+        record
+    };
+    for (index, value) in [
+        (0, RecordValue::Unsigned(0)),
+        (1, RecordValue::Unsigned(1 << 32)),
+        (3, RecordValue::Double(f64::NAN)),
+        (5, RecordValue::Bytes(vec![0; 24])),
+        (6, RecordValue::Bytes(b"a".to_vec())),
+        (9, RecordValue::Unsigned(0)),
+        (10, RecordValue::Unsigned(65)),
+        (11, RecordValue::Unsigned(T0 + 1)),
+        (12, RecordValue::Unsigned(9)),
+        (13, RecordValue::Unsigned(1)),
+        (15, RecordValue::Bytes(vec![0; 8])),
+    ] {
+        assert!(malformed(&mut at(index, value.clone())), "{index}: {value:?}");
+    }
+    let mut short = saved.clone();
+    short.0.pop_back();
+    assert!(malformed(&mut short));
+    // Beyond the budget: refused before a generation's buckets are read.
+    assert!(matches!(WindowTopK::load_rdb(1, &mut saved.clone(), 200), Err(DecodeError::TooLarge)));
+    let mut huge = at(1, RecordValue::Unsigned(u64::from(u32::MAX)));
+    huge.0[2] = RecordValue::Unsigned(u64::from(u32::MAX));
+    assert!(matches!(WindowTopK::load_rdb(1, &mut huge, BUDGET), Err(DecodeError::TooLarge)));
+}
