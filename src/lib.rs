@@ -37,7 +37,7 @@ static ALLOCATOR: ModuleAllocator = ModuleAllocator;
 /// Reported by MODULE LIST; clients gate features on it (redis-py wants 2.8.0 or more).
 const MODULE_VERSION: c_int = 20800;
 
-static DATA_TYPES: [&RedisType; 9] = [
+static DATA_TYPES: [&RedisType; 10] = [
     &bloom::datatype::BLOOM_TYPE,
     &bloom::window::datatype::WINDOW_TYPE,
     &cuckoo::datatype::CUCKOO_TYPE,
@@ -45,6 +45,7 @@ static DATA_TYPES: [&RedisType; 9] = [
     &count_min::datatype::COUNT_MIN_TYPE,
     &count_min::window::datatype::WINDOW_TYPE,
     &top_k::datatype::TOP_K_TYPE,
+    &top_k::window::datatype::WINDOW_TYPE,
     &t_digest::datatype::T_DIGEST_TYPE,
     &t_digest::window::datatype::WINDOW_T_DIGEST_TYPE,
 ];
@@ -65,9 +66,10 @@ static METRICS: [&Metrics; 5] = [
     &t_digest::datatype::METRICS,
 ];
 
-static KEY_TIMERS: [&KeyTimer; 3] = [
+static KEY_TIMERS: [&KeyTimer; 4] = [
     &bloom::window::datatype::TIMER,
     &count_min::window::datatype::TIMER,
+    &top_k::window::datatype::TIMER,
     &t_digest::window::datatype::TIMER,
 ];
 

@@ -1,12 +1,16 @@
 //! TOPK.ADD and TOPK.INCRBY: each item's reply is the item it expelled from the list, or nil.
 //! Each is answered as it is counted: TOPK.ADD collects nothing, so one item costs no
-//! allocation unless it expels another.
+//! allocation unless it expels another. A windowed list is rotated to the master's clock
+//! first, and answers what its window's list expelled.
 
 use super::datatype::METRICS;
 use super::error::TopKError;
+use super::held::{held_mut, HeldMut};
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
+use crate::shared::metrics::{self, Measured};
 use crate::shared::parse;
+use crate::window::rotation::rotate_for_write;
 use redbloom_core::top_k::{Expelled, TopK, MAX_INCREMENT};
 
 /// TOPK.ADD key item [item ...].
@@ -36,25 +40,49 @@ fn increment_of(text: &[u8]) -> Option<u32> {
 
 fn add_all<'a>(
     call: &Call,
-    mut items: impl ExactSizeIterator<Item = (&'a [u8], u32)>,
+    items: impl ExactSizeIterator<Item = (&'a [u8], u32)>,
     event: &std::ffi::CStr,
 ) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
-    let sketch = key.get_mut::<TopK>()?.ok_or(TopKError::KeyMissing)?;
     let count = items.len();
-    call.reply_array(count);
     let reply = |result: Expelled| match result {
         Ok(Some(item)) => call.reply_bulk(&item),
         // An item whose copy found no memory was counted but not listed: it expelled nothing.
         Ok(None) | Err(_) => call.reply_null(),
     };
-    // A batch pays for setting up its prefetching; one item does not need it.
-    match (count, items.next()) {
-        (1, Some((item, increment))) => reply(sketch.add(item, increment)),
-        (_, first) => sketch.add_all(first.into_iter().chain(items), reply),
+    match held_mut(&mut key)?.ok_or(TopKError::KeyMissing)? {
+        HeldMut::Plain(sketch) => {
+            call.reply_array(count);
+            add_to_plain(sketch, items, reply);
+        }
+        HeldMut::Windowed(sketch) => {
+            rotate_for_write(call, sketch);
+            let before = sketch.footprint();
+            // The span's generation is opened before any reply: without memory for it, the
+            // command answers an error and counts nothing.
+            sketch.open_current().map_err(|_| TopKError::InsufficientMemory)?;
+            call.reply_array(count);
+            for (item, increment) in items {
+                reply(sketch.add(item, increment));
+            }
+            metrics::changed(before, sketch);
+        }
     }
     METRICS.count_adds(count);
     call.replicate_verbatim();
     call.notify(event);
     Ok(())
+}
+
+/// A batch pays for setting up its prefetching; one item does not need it.
+fn add_to_plain<'a>(
+    sketch: &mut TopK,
+    mut items: impl ExactSizeIterator<Item = (&'a [u8], u32)>,
+    reply: impl FnMut(Expelled),
+) {
+    let mut reply = reply;
+    match (items.len(), items.next()) {
+        (1, Some((item, increment))) => reply(sketch.add(item, increment)),
+        (_, first) => sketch.add_all(first.into_iter().chain(items), reply),
+    }
 }

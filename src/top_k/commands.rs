@@ -2,7 +2,9 @@
 //! arguments, complexity and summary. The contract they keep is `docs/topk-commands.md`.
 
 use super::{add, query, reserve};
-use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, READS};
+use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
+use crate::window::rotation::rotate_command;
+use redbloom_core::top_k::window::WindowTopK;
 use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
 
 const RESERVE: &[Argument] = &[
@@ -13,6 +15,7 @@ const RESERVE: &[Argument] = &[
     Argument { optional: true, ..argument(c"decay", Kind::Double) },
 ];
 const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
+const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
 const LIST: &[Argument] = &[KEY, keyword(c"withcount", c"WITHCOUNT", Kind::Token)];
 
 pub const COMMANDS: &[Command] = command_table! {
@@ -20,7 +23,7 @@ pub const COMMANDS: &[Command] = command_table! {
     c"topk.reserve" => reserve::reserve {
         arity: -3, flags: c"write deny-oom", keys: CREATES, arguments: RESERVE,
         complexity: c"O(1)",
-        summary: c"Creates a Top-K list of k items",
+        summary: c"Creates a Top-K list of k items, of the whole stream or of a window",
     }
     c"topk.add" => add::add {
         arity: -3, flags: c"write deny-oom", keys: ADDS, arguments: MANY_ITEMS,
@@ -51,6 +54,12 @@ pub const COMMANDS: &[Command] = command_table! {
     c"topk.info" => query::info {
         arity: 2, flags: c"readonly fast", keys: DESCRIBES, arguments: KEY_ONLY,
         complexity: c"O(1)",
-        summary: c"Returns k, width, depth and decay of a list",
+        summary: c"Returns k, width, depth and decay of a list (and the window of a windowed one)",
+    }
+    // Sent by a master to its replicas and the AOF, never by a client: refused otherwise.
+    c"topk.rotate" => rotate_command::<WindowTopK> {
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        complexity: c"O(k * g * d), where g is the number of generations and d the depth",
+        summary: c"Applies a master's rotation of a windowed Top-K list (replication only)",
     }
 };

@@ -1,19 +1,31 @@
-//! TOPK.QUERY, TOPK.COUNT, TOPK.LIST and TOPK.INFO: reads, which change nothing.
+//! TOPK.QUERY, TOPK.COUNT, TOPK.LIST and TOPK.INFO: reads, which change nothing. A master
+//! reads a windowed list by its own clock (the generations it has expired count nothing); a
+//! replica, what its master's rotations left.
 
 use super::datatype::METRICS;
 use super::error::TopKError;
+use super::held::{held, Held};
 use crate::shared::call::Call;
+use crate::shared::clock::{decides, now_ms};
 use crate::shared::error::CommandError;
-use redbloom_core::top_k::TopK;
+
+/// The time a read of a windowed list is made at: the master's clock, or `None` on a replica.
+fn read_at(call: &Call) -> Option<u64> {
+    decides(call).then(now_ms)
+}
 
 /// TOPK.QUERY key item [item ...]: whether each item is in the list.
 pub fn query(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
+    let sketch = held(&key)?.ok_or(TopKError::KeyMissing)?;
+    let now = read_at(call);
     call.reply_array(call.argc() - 2);
     let mut found = 0;
     for item in call.args_from(2) {
-        let listed = sketch.query(item);
+        let listed = match sketch {
+            Held::Plain(sketch) => sketch.query(item),
+            Held::Windowed(sketch) => sketch.query(item, now),
+        };
         found += usize::from(listed);
         call.reply_bool(listed);
     }
@@ -21,14 +33,20 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// TOPK.COUNT key item [item ...]: each item's estimated count. A read here (RedisBloom flags
-/// it a write, so its read-only replicas refuse it).
+/// TOPK.COUNT key item [item ...]: each item's estimated count (of a windowed list, summed
+/// over its live generations). A read here (RedisBloom flags it a write, so its read-only
+/// replicas refuse it).
 pub fn count(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
+    let sketch = held(&key)?.ok_or(TopKError::KeyMissing)?;
+    let now = read_at(call);
     call.reply_array(call.argc() - 2);
     for item in call.args_from(2) {
-        call.reply_integer(sketch.count(item) as i64);
+        let count = match sketch {
+            Held::Plain(sketch) => sketch.count(item),
+            Held::Windowed(sketch) => sketch.count(item, now),
+        };
+        call.reply_integer(i64::try_from(count).unwrap_or(i64::MAX));
     }
     METRICS.count_lookups(call.argc() - 2, 0);
     Ok(())
@@ -49,8 +67,11 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
         _ => return Err(CommandError::WrongArity),
     };
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
-    let listed = sketch.list().map_err(|_| TopKError::InsufficientMemory)?;
+    let listed = match held(&key)?.ok_or(TopKError::KeyMissing)? {
+        Held::Plain(sketch) => sketch.list(),
+        Held::Windowed(sketch) => sketch.list(read_at(call)),
+    };
+    let listed = listed.map_err(|_| TopKError::InsufficientMemory)?;
     call.reply_array(listed.len() * if with_count { 2 } else { 1 });
     for (item, count) in listed {
         match item {
@@ -64,16 +85,31 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// TOPK.INFO key: k, width, depth and decay, a flat array under RESP2 and a map under RESP3.
+/// TOPK.INFO key: k, width, depth and decay, a flat array under RESP2 and a map under RESP3;
+/// of a windowed list, then `Window` (ms) and `Generations`.
 pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
-    let sketch = key.get::<TopK>()?.ok_or(TopKError::KeyMissing)?;
-    call.reply_map(4);
-    for (label, value) in [(c"k", sketch.k()), (c"width", sketch.width()), (c"depth", sketch.depth())] {
+    let (shape, window) = match held(&key)?.ok_or(TopKError::KeyMissing)? {
+        Held::Plain(sketch) => ((sketch.k(), sketch.width(), sketch.depth(), sketch.decay()), None),
+        Held::Windowed(sketch) => {
+            let schedule = sketch.schedule();
+            let shape = (sketch.k(), sketch.width(), sketch.depth(), sketch.decay());
+            (shape, Some((schedule.window_ms(), schedule.generations())))
+        }
+    };
+    let (k, width, depth, decay) = shape;
+    call.reply_map(if window.is_some() { 6 } else { 4 });
+    for (label, value) in [(c"k", k), (c"width", width), (c"depth", depth)] {
         call.reply_simple(label);
         call.reply_integer(i64::from(value));
     }
     call.reply_simple(c"decay");
-    call.reply_double(sketch.decay());
+    call.reply_double(decay);
+    if let Some((window_ms, generations)) = window {
+        call.reply_simple(c"Window");
+        call.reply_integer(i64::try_from(window_ms).unwrap_or(i64::MAX));
+        call.reply_simple(c"Generations");
+        call.reply_integer(i64::from(generations));
+    }
     Ok(())
 }

@@ -1,11 +1,14 @@
-//! TOPK.RESERVE.
+//! TOPK.RESERVE, plain or windowed.
 
 use super::datatype::METRICS;
 use super::error::TopKError;
+use super::held::held;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
-use crate::shared::parse;
+use crate::shared::parse::{self, is_keyword};
+use crate::window::{parse::trailing, rotation::created};
 use redbloom_core::murmur::murmur64a;
+use redbloom_core::top_k::window::WindowTopK;
 use redbloom_core::top_k::{Parameter, SizeError, TopK, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
 
 /// Seeds each sketch's decay from its key's name: a replica, and the AOF, create it under the
@@ -13,14 +16,23 @@ use redbloom_core::top_k::{Parameter, SizeError, TopK, DEFAULT_DECAY, DEFAULT_DE
 /// RENAME or COPY keeps it.)
 const SEED_OF_SEEDS: u64 = 0x746f_706b_5f73_6565;
 
-/// TOPK.RESERVE key k [width depth decay]: an existing key, of any type, is refused before
-/// the arguments are read, as RedisBloom does.
+/// `TOPK.RESERVE key k [width depth decay] [WINDOW ms [GENERATIONS g]]`: the arity and the
+/// window options are read first; then an existing key, of any type, is refused before the
+/// other arguments are read, as RedisBloom does.
 pub fn reserve(call: &Call) -> Result<(), CommandError> {
-    if call.argc() != 3 && call.argc() != 6 {
-        return Err(CommandError::WrongArity);
-    }
+    let args = call.args();
+    let window_keyword = |index: usize| {
+        args.get(index).is_some_and(|arg| is_keyword(arg, "WINDOW") || is_keyword(arg, "GENERATIONS"))
+    };
+    let positional = match call.argc() {
+        3 => 3,
+        _ if window_keyword(3) => 3,
+        argc if argc >= 6 => 6,
+        _ => return Err(CommandError::WrongArity),
+    };
+    let schedule = trailing(&args, positional, CommandError::WrongArity)?;
     let mut key = call.open_key_for_writing();
-    if !matches!(key.get::<TopK>(), Ok(None)) {
+    if !matches!(held(&key), Ok(None)) {
         return Err(TopKError::KeyExists.into());
     }
     let count = |index: usize, parameter: Parameter| {
@@ -29,23 +41,34 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
             .ok_or(TopKError::Invalid(parameter))
     };
     let k = count(2, Parameter::K)?;
-    let (width, depth, decay) = if call.argc() == 6 {
+    let (width, depth, decay) = if positional == 6 {
         let decay = parse::float(call.arg(5)).ok_or(TopKError::Invalid(Parameter::Decay))?;
         (count(3, Parameter::Width)?, count(4, Parameter::Depth)?, decay)
     } else {
         (u64::from(DEFAULT_WIDTH), u64::from(DEFAULT_DEPTH), DEFAULT_DECAY)
     };
     let seed = murmur64a(call.arg(1), SEED_OF_SEEDS);
-    let sketch =
-        TopK::new(k, width, depth, decay, seed, call.max_filter_bytes()).map_err(|error| match error {
-            SizeError::Invalid(parameter) => TopKError::Invalid(parameter),
-            SizeError::TooLarge | SizeError::OutOfMemory => {
-                METRICS.count_refused_creation();
-                TopKError::InsufficientMemory
-            }
-        })?;
-    key.store(sketch)?;
-    call.replicate_verbatim();
+    let refused = |error| match error {
+        SizeError::Invalid(parameter) => TopKError::Invalid(parameter),
+        SizeError::TooLarge | SizeError::OutOfMemory => {
+            METRICS.count_refused_creation();
+            TopKError::InsufficientMemory
+        }
+    };
+    let budget = call.max_filter_bytes();
+    match schedule {
+        None => {
+            key.store(TopK::new(k, width, depth, decay, seed, budget).map_err(refused)?)?;
+            call.replicate_verbatim();
+        }
+        Some(schedule) => {
+            let sketch = WindowTopK::new((k, width, depth, decay), schedule, seed, budget).map_err(refused)?;
+            key.store(sketch)?;
+            call.replicate_verbatim();
+            let sketch = key.get_mut::<WindowTopK>()?.ok_or(CommandError::Internal)?;
+            created(call, sketch);
+        }
+    }
     call.notify(c"topk.reserve");
     call.reply_ok();
     Ok(())

@@ -116,16 +116,10 @@ impl WindowTopK {
     /// changing nothing, when the generation cannot be allocated; fails when the copy of the
     /// item cannot be, the item counted but not listed.
     pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
-        let (width, depth, seed) = (self.width, self.depth, self.seed);
+        let (width, depth) = (self.width, self.depth);
         let index_of = |row| bucket_index(item, row, width);
         let fingerprint = fingerprint(item);
-        let start_ms = self.generations.current_start_ms();
-        let current = self.generations.current_or_open(|| {
-            Ok::<_, AllocationFailed>(Generation {
-                rng: Rng(generation_seed(seed, start_ms)),
-                buckets: Buckets::try_zeroed(u64::from(width), u64::from(depth))?,
-            })
-        })?;
+        let current = open_current(&mut self.generations, (width, depth), self.seed)?;
         let count =
             current.buckets.count(&self.powers, &mut current.rng, (fingerprint, increment), depth, index_of);
         if self.generations.older().is_empty() {
@@ -143,6 +137,12 @@ impl WindowTopK {
             return Ok(None);
         }
         self.list.replace_min(item, fingerprint, window, older)
+    }
+
+    /// Opens the current span's generation, with nothing counted, if no add did yet: what a
+    /// command does before it answers anything, so that a failure changes nothing.
+    pub fn open_current(&mut self) -> Result<(), AllocationFailed> {
+        open_current(&mut self.generations, (self.width, self.depth), self.seed).map(|_| ())
     }
 
     /// The item's estimates in the older generations, summed.
@@ -249,6 +249,22 @@ impl WindowTopK {
             ..*self
         })
     }
+}
+
+/// The current span's generation, opened if no add did yet, its generator seeded from the
+/// sketch's seed and the span.
+fn open_current(
+    generations: &mut Generations<Generation>,
+    (width, depth): (u32, u32),
+    seed: u64,
+) -> Result<&mut Generation, AllocationFailed> {
+    let start_ms = generations.current_start_ms();
+    generations.current_or_open(|| {
+        Ok(Generation {
+            rng: Rng(generation_seed(seed, start_ms)),
+            buckets: Buckets::try_zeroed(u64::from(width), u64::from(depth))?,
+        })
+    })
 }
 
 /// A count as a slot holds it: saturating at `u32::MAX`, as buckets do.
