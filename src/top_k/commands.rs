@@ -3,9 +3,9 @@
 
 use super::{add, query, reserve};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
+use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
 use crate::window::rotation::rotate_command;
 use redbloom_core::top_k::window::WindowTopK;
-use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
 
 const RESERVE: &[Argument] = &[
     KEY,

@@ -62,7 +62,8 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
             call.replicate_verbatim();
         }
         Some(schedule) => {
-            let sketch = WindowTopK::new((k, width, depth, decay), schedule, seed, budget).map_err(refused)?;
+            let sketch =
+                WindowTopK::new((k, width, depth, decay), schedule, seed, budget).map_err(refused)?;
             key.store(sketch)?;
             call.replicate_verbatim();
             let sketch = key.get_mut::<WindowTopK>()?.ok_or(CommandError::Internal)?;

@@ -1,5 +1,5 @@
 //! Hostile input to the sketches: RESTORE payloads of every sketch type, RedisBloom's and this
-//! module's (and of this module's windowed Bloom filters, Count-Min sketches and t-digests, recorded the same way), mutated field by field (dimensions raised over the data that follows, strings cut
+//! module's (and of this module's windowed Bloom filters, Count-Min sketches, Top-K lists and t-digests, recorded the same way), mutated field by field (dimensions raised over the data that follows, strings cut
 //! or grown, doubles made NaN or infinite, values dropped or repeated, other encoding versions)
 //! and byte by byte, with valid checksums so that the module's loader sees them; and the
 //! commands that take RedisBloom 2.8.2 down or make it try gigabytes. Every payload is refused
@@ -125,7 +125,7 @@ fn exercise(con: &mut Connection, key: &str) {
         Value::SimpleString(kind) if kind == "CMSk-TYPE" => {
             &["CMS.INFO", "CMS.QUERY {} a b", "CMS.INCRBY {} a 1 b 1000", "CMS.MERGE {} 1 {} WEIGHTS 2"]
         }
-        Value::SimpleString(kind) if kind == "TopK-TYPE" => &[
+        Value::SimpleString(kind) if kind == "TopK-TYPE" || kind == "rbTOPKwnd" => &[
             "TOPK.INFO",
             "TOPK.LIST {} WITHCOUNT",
             "TOPK.ADD {} a b a c",
@@ -231,7 +231,15 @@ fn mutated_sketch_payloads_are_refused_or_sound() {
     );
     ok(&mut source_con, &["TDIGEST.ADD", "tw", "1", "2.5", "-7", "1e300", "42"]);
     ok(&mut source_con, &["TDIGEST.CREATE", "tw2", "WINDOW", "86400000"]);
-    for key in ["w", "w2", "cw", "cw2", "tw", "tw2"] {
+    // And windowed Top-K lists, one of a single generation, one of several.
+    ok(&mut source_con, &["TOPK.RESERVE", "wt", "3", "20", "3", "0.9", "WINDOW", "3600000"]);
+    ok(&mut source_con, &["TOPK.ADD", "wt", "a", "b", "a", "c", "d"]);
+    ok(&mut source_con, &["TOPK.RESERVE", "wt2", "2", "WINDOW", "300", "GENERATIONS", "3"]);
+    for round in 0..3 {
+        ok(&mut source_con, &["TOPK.INCRBY", "wt2", "a", "5", &format!("r{round}"), "7"]);
+        std::thread::sleep(std::time::Duration::from_millis(110));
+    }
+    for key in ["w", "w2", "cw", "cw2", "wt", "wt2", "tw", "tw2"] {
         let payload = dump_payload(&mut source_con, key);
         originals.push(parse(&payload).unwrap_or_else(|| panic!("{key}: not a module payload")));
     }
@@ -273,6 +281,15 @@ fn redisbloom_hazards_answer_errors_here() {
         (
             "TDIGEST.CREATE w COMPRESSION 5000000 WINDOW 60000 GENERATIONS 64",
             "ERR T-Digest: allocation failed",
+        ),
+        // A window's generations are budgeted at creation: each would be 8 GB here.
+        (
+            "TOPK.RESERVE t 10 100000000 10 0.9 WINDOW 1000",
+            "ERR Insufficient memory to create topk data structure",
+        ),
+        (
+            "TOPK.RESERVE t 10 WINDOW 1099511627777",
+            "ERR window must be an integer of milliseconds in [1, 1099511627776]",
         ),
     ];
     for (command, expected) in refused {

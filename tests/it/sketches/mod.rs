@@ -22,6 +22,7 @@ mod t_digest;
 mod top_k;
 mod window_cms;
 mod window_t_digest;
+mod window_top_k;
 
 use crate::harness::*;
 use redis::{Connection, Value};
