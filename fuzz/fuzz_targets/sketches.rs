@@ -1,10 +1,11 @@
 //! The decoders of every value kept as a record of typed values: the Count-Min sketch's
 //! (encoding versions 0 to 2), Top-K's and the t-digest's (version 0), the time-windowed
 //! Bloom filter's (version 1, and its SCANDUMP header alone), the windowed Count-Min sketch's
-//! (version 1) and the windowed t-digest's (version 0). Input: a mode byte (taken modulo 7: 0
-//! Count-Min, 1 Top-K, 2 t-digest, 3 windowed filter, 4 a windowed filter's header from the
-//! bytes that follow, 5 windowed Count-Min, 6 windowed t-digest), the encoding version (taken
-//! modulo 4), then the record's values, each a tag
+//! (version 1), the windowed t-digest's (version 0) and the windowed Top-K's (version 1).
+//! Input: a mode byte (taken modulo 8: 0 Count-Min, 1 Top-K, 2 t-digest, 3 windowed filter, 4 a
+//! windowed filter's header from the bytes that follow, 5 windowed Count-Min, 6 windowed
+//! t-digest, 7 windowed Top-K), the encoding version (taken modulo 4), then the record's values,
+//! each a tag
 //! (taken modulo 4: 0 unsigned, 1 signed, 2 double, each 8 bytes little-endian; 3 a string,
 //! a 2-byte length and its bytes), up to the first that the input cuts short.
 //!
@@ -19,6 +20,7 @@ use redbloom_fuzz::core::count_min::window::{WindowSource, WindowedCountMin, Wri
 use redbloom_fuzz::core::count_min::{CellSize, CountMinSketch, MergeSource};
 use redbloom_fuzz::core::decode::{Persistent, Record, RecordValue};
 use redbloom_fuzz::core::t_digest::{AddError, TDigest, WindowTDigest};
+use redbloom_fuzz::core::top_k::window::WindowTopK;
 use redbloom_fuzz::core::top_k::TopK;
 
 /// What a record may load into: small, as in the cuckoo target, so that each run is quick.
@@ -349,6 +351,38 @@ fn window_t_digest(mut digest: WindowTDigest) {
     round_trip(&digest, GROWN_BUDGET);
 }
 
+/// A windowed Top-K at times around its own: adds across rotations (and a rotation back,
+/// which changes nothing), reads by a master's clock and a replica's, and, a window and more
+/// later, nothing left.
+fn window_top_k(mut sketch: WindowTopK) {
+    let window = sketch.schedule().window_ms();
+    let start = sketch.current_start_ms();
+    let mut now = start;
+    let adds = ITEMS.iter().zip([1, 0, 100_000, 5, u32::MAX, 1, 2, 3]);
+    for (step, (&item, by)) in adds.enumerate() {
+        now = now.saturating_add(window / 3 * step as u64);
+        let _ = sketch.rotate(now);
+        let _ = sketch.add(item, by);
+        for at in [Some(now), Some(now.saturating_add(window)), None] {
+            let _ = (sketch.query(item, at), sketch.count(item, at));
+            if let Ok(list) = sketch.list(at) {
+                assert!(list.len() <= sketch.k() as usize);
+                assert!(list.windows(2).all(|pair| pair[0].1 >= pair[1].1), "a list out of order: {list:?}");
+                assert!(list.iter().all(|&(_, count)| count > 0));
+            }
+        }
+    }
+    let before = saved(&sketch);
+    let _ = sketch.rotate(0);
+    assert!(same(&before, &saved(&sketch)), "a rotation back in time changed the sketch");
+    round_trip(&sketch, GROWN_BUDGET);
+    let _ = sketch.rotate(now.saturating_add(window.saturating_mul(3)));
+    assert_eq!(sketch.generation_count(), 0, "a window long past left generations");
+    assert!(sketch.list(None).is_ok_and(|list| list.is_empty()), "a window long past left a list");
+    assert!(ITEMS.iter().all(|item| sketch.count(item, None) == 0 && !sketch.query(item, None)));
+    round_trip(&sketch, GROWN_BUDGET);
+}
+
 fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
     let value = T::load_rdb(version, &mut record.clone(), FUZZ_BUDGET).ok()?;
     round_trip(&value, FUZZ_BUDGET);
@@ -357,7 +391,7 @@ fn load<T: Persistent>(version: i32, record: &Record) -> Option<T> {
 
 fuzz_target!(|data: &[u8]| {
     let [mode, version, values @ ..] = data else { return };
-    if mode % 7 == 4 {
+    if mode % 8 == 4 {
         if let Ok(filter) = WindowFilter::decode_header(values, FUZZ_BUDGET) {
             window(filter);
         }
@@ -365,12 +399,13 @@ fuzz_target!(|data: &[u8]| {
     }
     let version = i32::from(version % 4);
     let record = record(values);
-    match mode % 7 {
+    match mode % 8 {
         0 => load(version, &record).map(count_min),
         1 => load(version, &record).map(top_k),
         2 => load(version, &record).map(t_digest),
         5 => load(version, &record).map(windowed_count_min),
         6 => load(version, &record).map(window_t_digest),
+        7 => load(version, &record).map(window_top_k),
         _ => load(version, &record).map(window),
     };
 });

@@ -106,6 +106,11 @@ impl WindowTopK {
         self.generations.schedule()
     }
 
+    /// Start of the span that adds go to, in milliseconds since the epoch.
+    pub fn current_start_ms(&self) -> u64 {
+        self.generations.current_start_ms()
+    }
+
     /// The generations alive (not yet dropped by a rotation).
     pub fn generation_count(&self) -> usize {
         self.generations.iter().count()

@@ -120,7 +120,9 @@ fn the_windows_heavy_hitters_are_found_when_they_change() {
 }
 
 fn topk_bytes(con: &mut Connection) -> i64 {
-    info_field(con, "bf", "bf_topk_bytes").and_then(|value| value.parse().ok()).expect("INFO bf has topk_bytes")
+    info_field(con, "bf", "bf_topk_bytes")
+        .and_then(|value| value.parse().ok())
+        .expect("INFO bf has topk_bytes")
 }
 
 /// Generations of 112,000 bytes each: their memory comes back without any command on the
