@@ -23,6 +23,7 @@ mod stalls;
 mod window;
 mod window_cms;
 mod window_t_digest;
+mod window_top_k;
 mod workloads;
 
 use common::Server;
@@ -107,8 +108,8 @@ fn main() {
     let options = options();
     if options.window != Part::Skip && options.sketches != Part::Only {
         eprintln!("== windowed values against plain ones of the same size");
-        let runs: [fn(usize) -> Vec<window::Row>; 4] =
-            [window::run, window::stream, window_cms::run, window_t_digest::run];
+        let runs: [fn(usize) -> Vec<window::Row>; 5] =
+            [window::run, window::stream, window_cms::run, window_top_k::run, window_t_digest::run];
         let rows: Vec<window::Row> = runs.iter().flat_map(|run| run(options.rounds)).collect();
         let table = window::table(&rows);
         println!("{table}");

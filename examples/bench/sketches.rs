@@ -38,7 +38,7 @@ impl Row {
 }
 
 /// A skewed stream, as Top-K and Count-Min see in use: a few items often, most rarely.
-fn skewed_item(random: &mut Random) -> String {
+pub fn skewed_item(random: &mut Random) -> String {
     let uniform = (random.next() >> 11) as f64 / (1u64 << 53) as f64;
     format!("item:{}", (uniform.powi(4) * 100_000.0) as u64)
 }

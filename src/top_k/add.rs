@@ -11,7 +11,7 @@ use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
 use crate::shared::parse;
 use crate::window::rotation::rotate_for_write;
-use redbloom_core::top_k::{Expelled, TopK, MAX_INCREMENT};
+use redbloom_core::top_k::{Expelled, MAX_INCREMENT};
 
 /// TOPK.ADD key item [item ...].
 pub fn add(call: &Call) -> Result<(), CommandError> {
@@ -40,7 +40,7 @@ fn increment_of(text: &[u8]) -> Option<u32> {
 
 fn add_all<'a>(
     call: &Call,
-    items: impl ExactSizeIterator<Item = (&'a [u8], u32)>,
+    mut items: impl ExactSizeIterator<Item = (&'a [u8], u32)>,
     event: &std::ffi::CStr,
 ) -> Result<(), CommandError> {
     let mut key = call.open_key_for_writing();
@@ -53,7 +53,11 @@ fn add_all<'a>(
     match held_mut(&mut key)?.ok_or(TopKError::KeyMissing)? {
         HeldMut::Plain(sketch) => {
             call.reply_array(count);
-            add_to_plain(sketch, items, reply);
+            // A batch pays for setting up its prefetching; one item does not need it.
+            match (count, items.next()) {
+                (1, Some((item, increment))) => reply(sketch.add(item, increment)),
+                (_, first) => sketch.add_all(first.into_iter().chain(items), reply),
+            }
         }
         HeldMut::Windowed(sketch) => {
             rotate_for_write(call, sketch);
@@ -62,8 +66,9 @@ fn add_all<'a>(
             // command answers an error and counts nothing.
             sketch.open_current().map_err(|_| TopKError::InsufficientMemory)?;
             call.reply_array(count);
-            for (item, increment) in items {
-                reply(sketch.add(item, increment));
+            match (count, items.next()) {
+                (1, Some((item, increment))) => reply(sketch.add(item, increment)),
+                (_, first) => sketch.add_all(first.into_iter().chain(items), reply),
             }
             metrics::changed(before, sketch);
         }
@@ -72,17 +77,4 @@ fn add_all<'a>(
     call.replicate_verbatim();
     call.notify(event);
     Ok(())
-}
-
-/// A batch pays for setting up its prefetching; one item does not need it.
-fn add_to_plain<'a>(
-    sketch: &mut TopK,
-    mut items: impl ExactSizeIterator<Item = (&'a [u8], u32)>,
-    reply: impl FnMut(Expelled),
-) {
-    let mut reply = reply;
-    match (items.len(), items.next()) {
-        (1, Some((item, increment))) => reply(sketch.add(item, increment)),
-        (_, first) => sketch.add_all(first.into_iter().chain(items), reply),
-    }
 }

@@ -22,6 +22,73 @@ pub(super) fn bucket_index(item: &[u8], row: u32, width: u32) -> usize {
     row as usize * width as usize + (murmur2(item, row) % width) as usize
 }
 
+/// Buckets a batch asks the CPU for ahead of its adds, and the most rows whose indexes are
+/// computed ahead.
+pub(super) const PREFETCH_BUCKETS: usize = 64;
+
+/// The indexes of the item's buckets, computed once into `buffer` for a reader of several
+/// generations; none (see [`row_index`]) for a depth beyond the buffer.
+pub(super) fn rows_of<'r>(
+    item: &[u8],
+    (width, depth): (u32, u32),
+    buffer: &'r mut [usize; PREFETCH_BUCKETS],
+) -> &'r [usize] {
+    let Some(rows) = buffer.get_mut(..depth as usize) else { return &[] };
+    for (row, index) in (0..depth).zip(rows.iter_mut()) {
+        *index = bucket_index(item, row, width);
+    }
+    rows
+}
+
+/// The item's bucket in `row`: from `rows`, the indexes [`hashed_in_batches`] computed, or
+/// hashed here where it computed none (a depth beyond what it hashes ahead).
+pub(super) fn row_index(rows: &[usize], item: &[u8], row: u32, width: u32) -> usize {
+    rows.get(row as usize).copied().unwrap_or_else(|| bucket_index(item, row, width))
+}
+
+/// Hands each item, in order, to `each` with its increment, fingerprint and the indexes of its
+/// buckets (see [`row_index`]). The items are hashed a few at a time and their buckets asked of
+/// the CPU (`prefetch(state, index)`) before any of them is handed over, so that their cache
+/// misses overlap.
+pub(super) fn hashed_in_batches<'a, S>(
+    state: &mut S,
+    items: impl IntoIterator<Item = (&'a [u8], u32)>,
+    (width, depth): (u32, u32),
+    prefetch: impl Fn(&S, usize),
+    mut each: impl FnMut(&mut S, &'a [u8], u32, u32, &[usize]),
+) {
+    let rows_per_item = depth as usize;
+    if rows_per_item > PREFETCH_BUCKETS {
+        for (item, increment) in items {
+            each(state, item, increment, fingerprint(item), &[]);
+        }
+        return;
+    }
+    let per_batch = PREFETCH_BUCKETS / rows_per_item;
+    let mut batch: [(&[u8], u32, u32); PREFETCH_BUCKETS] = [(&[], 0, 0); PREFETCH_BUCKETS];
+    let mut indexes = [0usize; PREFETCH_BUCKETS];
+    let mut items = items.into_iter();
+    loop {
+        let mut len = 0;
+        for (item, increment) in items.by_ref().take(per_batch) {
+            batch[len] = (item, increment, fingerprint(item));
+            for row in 0..depth {
+                let index = bucket_index(item, row, width);
+                indexes[len * rows_per_item + row as usize] = index;
+                prefetch(state, index);
+            }
+            len += 1;
+        }
+        if len == 0 {
+            return;
+        }
+        for (position, &(item, increment, fingerprint)) in batch[..len].iter().enumerate() {
+            let rows = &indexes[position * rows_per_item..(position + 1) * rows_per_item];
+            each(state, item, increment, fingerprint, rows);
+        }
+    }
+}
+
 fn read_u32(bytes: &[u8], offset: usize) -> u32 {
     let mut word = [0; 4];
     word.copy_from_slice(&bytes[offset..offset + 4]);

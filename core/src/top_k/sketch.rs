@@ -1,14 +1,12 @@
 //! The sketch: RedisBloom 2.8.2's buckets and heap, byte for byte, and its add, query, count
 //! and list, with the decay drawn as the `decay` module says.
 
-use super::buckets::{bucket_index, fingerprint, Buckets, BUCKET_BYTES};
+use super::buckets::{bucket_index, fingerprint, hashed_in_batches, row_index, Buckets, BUCKET_BYTES};
 use super::decay::Decay;
 use super::heap::{Expelled, Heap, Listed, SLOT_BYTES};
 use super::params::{Parameter, SizeError};
 use crate::bytes::AllocationFailed;
 
-/// Buckets a batch asks the CPU for ahead of its adds.
-const PREFETCH_BUCKETS: usize = 64;
 /// What RedisBloom's `sizeof(TopK)` adds to MEMORY USAGE: its fields and a table of 256 powers.
 pub(super) const REDISBLOOM_HEADER_BYTES: usize = 2088;
 
@@ -151,36 +149,12 @@ impl TopK {
         items: impl IntoIterator<Item = (&'a [u8], u32)>,
         mut each: impl FnMut(Expelled),
     ) {
-        let depth = self.depth as usize;
-        if depth > PREFETCH_BUCKETS {
-            for (item, increment) in items {
-                each(self.add(item, increment));
-            }
-            return;
-        }
-        let per_batch = PREFETCH_BUCKETS / depth;
-        let mut batch: [(&[u8], u32, u32); PREFETCH_BUCKETS] = [(&[], 0, 0); PREFETCH_BUCKETS];
-        let mut indexes = [0usize; PREFETCH_BUCKETS];
-        let mut items = items.into_iter();
-        loop {
-            let mut len = 0;
-            for (item, increment) in items.by_ref().take(per_batch) {
-                batch[len] = (item, increment, fingerprint(item));
-                for row in 0..self.depth {
-                    let index = bucket_index(item, row, self.width);
-                    indexes[len * depth + row as usize] = index;
-                    self.buckets.prefetch(index);
-                }
-                len += 1;
-            }
-            if len == 0 {
-                return;
-            }
-            for (position, &(item, increment, fingerprint)) in batch[..len].iter().enumerate() {
-                let rows = &indexes[position * depth..(position + 1) * depth];
-                each(self.add_hashed(item, increment, fingerprint, |row| rows[row as usize]));
-            }
-        }
+        let shape = (self.width, self.depth);
+        let prefetch = |sketch: &TopK, index| sketch.buckets.prefetch(index);
+        hashed_in_batches(self, items, shape, prefetch, |sketch, item, increment, fingerprint, rows| {
+            let width = sketch.width;
+            each(sketch.add_hashed(item, increment, fingerprint, |row| row_index(rows, item, row, width)));
+        });
     }
 
     fn add_hashed(

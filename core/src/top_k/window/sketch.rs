@@ -1,6 +1,8 @@
 //! The windowed sketch: generations of buckets, one list of the window's heavy hitters.
 
-use super::super::buckets::{bucket_index, fingerprint, Buckets, BUCKET_BYTES};
+use super::super::buckets::{
+    fingerprint, hashed_in_batches, row_index, rows_of, Buckets, BUCKET_BYTES, PREFETCH_BUCKETS,
+};
 use super::super::decay::{Decay, Rng};
 use super::super::heap::{Expelled, Heap, Listed};
 use super::super::params::SizeError;
@@ -121,10 +123,35 @@ impl WindowTopK {
     /// changing nothing, when the generation cannot be allocated; fails when the copy of the
     /// item cannot be, the item counted but not listed.
     pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
+        self.add_hashed(item, increment, fingerprint(item), &[])
+    }
+
+    /// Adds every item in order, as [`WindowTopK::add`] does, handing each result to `each`;
+    /// the current generation's buckets of a few items at a time are asked of the CPU before
+    /// any of them is counted, as the plain sketch's batches do (once the current generation
+    /// is open: see [`open_current`](Self::open_current)).
+    pub fn add_all<'a>(
+        &mut self,
+        items: impl IntoIterator<Item = (&'a [u8], u32)>,
+        mut each: impl FnMut(Expelled),
+    ) {
+        let prefetch = |sketch: &WindowTopK, index| {
+            if let Some(current) = sketch.generations.current() {
+                current.value.buckets.prefetch(index);
+            }
+        };
+        let shape = (self.width, self.depth);
+        hashed_in_batches(self, items, shape, prefetch, |sketch, item, increment, fingerprint, rows| {
+            each(sketch.add_hashed(item, increment, fingerprint, rows));
+        });
+    }
+
+    /// An add, given the item's fingerprint and its bucket indexes where they were computed
+    /// (see [`row_index`]).
+    fn add_hashed(&mut self, item: &[u8], increment: u32, fingerprint: u32, rows: &[usize]) -> Expelled {
         let (width, depth) = (self.width, self.depth);
-        let index_of = |row| bucket_index(item, row, width);
-        let fingerprint = fingerprint(item);
         let current = open_current(&mut self.generations, (width, depth), self.seed)?;
+        let index_of = |row| row_index(rows, item, row, width);
         let count =
             current.buckets.count(&self.powers, &mut current.rng, (fingerprint, increment), depth, index_of);
         if self.generations.older().is_empty() {
@@ -136,7 +163,10 @@ impl WindowTopK {
             self.list.update(slot, count.saturating_add(older));
             return Ok(None);
         }
-        let older = saturated(self.older_estimates(fingerprint, index_of));
+        // Every older generation is read at the same indexes: hashed once.
+        let mut buffer = [0; PREFETCH_BUCKETS];
+        let rows = if rows.is_empty() { rows_of(item, (width, depth), &mut buffer) } else { rows };
+        let older = saturated(self.older_estimates(fingerprint, |row| row_index(rows, item, row, width)));
         let window = count.saturating_add(older);
         if window < self.list.min() {
             return Ok(None);
@@ -175,7 +205,9 @@ impl WindowTopK {
         for slot in 0..self.list.k() {
             let counts = self.list.item(slot).map(|item| {
                 let (fingerprint, width) = (fingerprint(item), self.width);
-                let index_of = |row| bucket_index(item, row, width);
+                let mut buffer = [0; PREFETCH_BUCKETS];
+                let rows = rows_of(item, (width, self.depth), &mut buffer);
+                let index_of = |row| row_index(rows, item, row, width);
                 let current = self
                     .generations
                     .current()
@@ -202,7 +234,9 @@ impl WindowTopK {
     /// (all of them for `None`, what a replica reads).
     fn window_estimate(&self, item: &[u8], now_ms: Option<u64>) -> u64 {
         let (fingerprint, width) = (fingerprint(item), self.width);
-        let index_of = |row| bucket_index(item, row, width);
+        let mut buffer = [0; PREFETCH_BUCKETS];
+        let rows = rows_of(item, (width, self.depth), &mut buffer);
+        let index_of = |row| row_index(rows, item, row, width);
         let live = self.generations.live(now_ms);
         live.map(|generation| u64::from(generation.value.buckets.estimate(fingerprint, self.depth, index_of)))
             .sum()

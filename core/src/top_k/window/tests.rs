@@ -76,6 +76,24 @@ proptest! {
         }
     }
 
+    /// Batches add as one by one, across generations, at any depth (hashed ahead or not).
+    #[test]
+    fn a_batch_adds_as_one_by_one(stream in stream(), depth in prop_oneof![Just(1u64), Just(7), Just(64), Just(65)]) {
+        let mut single = windowed(4, 5, depth, 1000, 4);
+        let mut batched = windowed(4, 5, depth, 1000, 4);
+        let items: Vec<(Vec<u8>, u32)> = stream.iter().map(|&(item, increment)| (vec![b'i', item], increment)).collect();
+        for (chunk, part) in items.chunks(40).enumerate() {
+            let now = T0 + 300 * chunk as u64;
+            single.rotate(now);
+            batched.rotate(now);
+            let one_by_one: Vec<_> = part.iter().map(|(item, increment)| single.add(item, *increment)).collect();
+            let mut results = Vec::new();
+            batched.add_all(part.iter().map(|(item, increment)| (&item[..], *increment)), |result| results.push(result));
+            prop_assert_eq!(results, one_by_one);
+        }
+        prop_assert_eq!(record(&batched), record(&single));
+    }
+
     /// A save and load at any point, across rotations, changes nothing that follows.
     #[test]
     fn a_save_and_load_mid_stream_changes_nothing(stream in stream(), split in any::<prop::sample::Index>()) {
