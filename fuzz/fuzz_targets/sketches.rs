@@ -196,7 +196,7 @@ fn top_k(mut sketch: TopK) {
         assert!(same(&saved(&sketch), &saved(batched)), "add_all made another sketch than add");
     }
     if let Ok(list) = sketch.list() {
-        assert!(list.len() <= sketch.k() as usize);
+        assert!(list.len() <= sketch.shape().k() as usize);
         assert!(list.windows(2).all(|pair| pair[0].1 >= pair[1].1), "a list out of order: {list:?}");
         assert!(list.iter().all(|&(_, count)| count > 0));
     }
@@ -366,7 +366,7 @@ fn window_top_k(mut sketch: WindowTopK) {
         for at in [Some(now), Some(now.saturating_add(window)), None] {
             let _ = (sketch.query(item, at), sketch.count(item, at));
             if let Ok(list) = sketch.list(at) {
-                assert!(list.len() <= sketch.k() as usize);
+                assert!(list.len() <= sketch.shape().k() as usize);
                 assert!(list.windows(2).all(|pair| pair[0].1 >= pair[1].1), "a list out of order: {list:?}");
                 assert!(list.iter().all(|&(_, count)| count > 0));
             }

@@ -90,21 +90,19 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
 pub fn info(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let (shape, window) = match held(&key)?.ok_or(TopKError::KeyMissing)? {
-        Held::Plain(sketch) => ((sketch.k(), sketch.width(), sketch.depth(), sketch.decay()), None),
+        Held::Plain(sketch) => (sketch.shape(), None),
         Held::Windowed(sketch) => {
             let schedule = sketch.schedule();
-            let shape = (sketch.k(), sketch.width(), sketch.depth(), sketch.decay());
-            (shape, Some((schedule.window_ms(), schedule.generations())))
+            (sketch.shape(), Some((schedule.window_ms(), schedule.generations())))
         }
     };
-    let (k, width, depth, decay) = shape;
     call.reply_map(if window.is_some() { 6 } else { 4 });
-    for (label, value) in [(c"k", k), (c"width", width), (c"depth", depth)] {
+    for (label, value) in [(c"k", shape.k()), (c"width", shape.width()), (c"depth", shape.depth())] {
         call.reply_simple(label);
         call.reply_integer(i64::from(value));
     }
     call.reply_simple(c"decay");
-    call.reply_double(decay);
+    call.reply_double(shape.decay());
     if let Some((window_ms, generations)) = window {
         call.reply_simple(c"Window");
         call.reply_integer(i64::try_from(window_ms).unwrap_or(i64::MAX));

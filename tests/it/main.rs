@@ -7,14 +7,16 @@
 //! persistence, replication, the way to and from the real RedisBloom, hostile input):
 //! - [`bloom`]: Bloom filters (BF.*, `MBbloom--`), and the windowed ones (`rbBF-wind`);
 //! - [`cuckoo`]: cuckoo filters (CF.*, `MBbloomCF`, and `rbCF-wide`);
-//! - [`sketches`]: Count-Min, Top-K and t-digest (CMS.*, TOPK.*, TDIGEST.*), and a RedisBloom
+//! - [`sketches`]: Count-Min, Top-K and t-digest (CMS.*, TOPK.*, TDIGEST.*), the windowed Top-K
+//!   (`rbTOPKwnd`), and a RedisBloom
 //!   deployment of all five types switched to this module and back.
 //!
 //! The areas that concern the module as a whole sit here: [`clients`] (clients written for
 //! RedisBloom, unchanged), [`cluster`], [`config`], [`info_bf`] (the `INFO bf` section),
 //! [`registration`] (how the module presents itself: name, version, types, commands),
 //! [`safety`] (the server under pressure) and [`in_process`] (filters built with
-//! `redbloom-core`, handed to a server by LOADCHUNK).
+//! `redbloom-core`, handed to a server by LOADCHUNK); and what the tests of every windowed type
+//! share ([`window`]).
 
 mod bloom;
 mod clients;
@@ -27,3 +29,4 @@ mod info_bf;
 mod registration;
 mod safety;
 mod sketches;
+mod window;

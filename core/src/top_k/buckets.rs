@@ -3,11 +3,12 @@
 //! The plain sketch has one such array; the windowed sketch one per generation.
 
 use super::decay::{Decay, Decayed, Rng};
+use super::params::Shape;
 use crate::bytes::{AllocationFailed, ByteArray};
 use crate::murmur::murmur2;
 
 /// RedisBloom's `Bucket`: fingerprint, then count.
-pub(super) const BUCKET_BYTES: usize = 8;
+const BUCKET_BYTES: usize = 8;
 /// The seed of an item's fingerprint (`GA` in RedisBloom); row `i` is hashed with seed `i`.
 const FINGERPRINT_SEED: u32 = 1919;
 
@@ -99,9 +100,14 @@ fn read_u32(bytes: &[u8], offset: usize) -> u32 {
 pub(super) struct Buckets(pub(super) ByteArray);
 
 impl Buckets {
+    /// The bytes of a sketch's buckets (`None` past `u64`, which no checked shape reaches).
+    pub(super) fn bytes_for(shape: &Shape) -> Option<u64> {
+        u64::from(shape.width).checked_mul(u64::from(shape.depth))?.checked_mul(BUCKET_BYTES as u64)
+    }
+
     /// `width * depth` empty buckets.
-    pub(super) fn try_zeroed(width: u64, depth: u64) -> Result<Buckets, AllocationFailed> {
-        Ok(Buckets(ByteArray::try_zeroed(width * depth * BUCKET_BYTES as u64)?))
+    pub(super) fn try_zeroed(shape: &Shape) -> Result<Buckets, AllocationFailed> {
+        Ok(Buckets(ByteArray::try_zeroed(Buckets::bytes_for(shape).ok_or(AllocationFailed)?)?))
     }
 
     fn bucket(&self, index: usize) -> (u32, u32) {

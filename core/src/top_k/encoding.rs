@@ -5,9 +5,10 @@
 //! RedisBloom checks nothing but the two buffers' sizes (with `assert`); here every value is
 //! checked before it is kept, and nothing is allocated past the budget.
 
-use super::buckets::{Buckets, BUCKET_BYTES};
+use super::buckets::Buckets;
 use super::heap::{Heap, SLOT_BYTES, SLOT_POINTER, SLOT_SPARE};
-use super::sketch::{required_bytes, valid_decay, TopK};
+use super::params::Shape;
+use super::sketch::{required_bytes, TopK};
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 use crate::murmur::murmur2;
 
@@ -18,31 +19,25 @@ fn empty_item_fingerprint() -> u32 {
 }
 
 /// The fields of a record before its arrays: k, width and depth, and the decay, checked.
-pub(super) fn load_shape(source: &mut impl RdbSource) -> Result<(u64, u64, u64, f64), DecodeError> {
-    let dimension = |value: u64| (1..=u64::from(u32::MAX)).contains(&value);
+pub(super) fn load_shape(source: &mut impl RdbSource) -> Result<Shape, DecodeError> {
     let (k, width, depth) = (source.unsigned()?, source.unsigned()?, source.unsigned()?);
-    if !(dimension(k) && dimension(width) && dimension(depth)) {
-        return Err(DecodeError::Malformed("k, width or depth out of range"));
-    }
     let decay = source.double()?;
-    if !valid_decay(decay) {
-        return Err(DecodeError::Malformed("a decay outside (0, 1]"));
-    }
-    Ok((k, width, depth, decay))
+    Shape::checked(k, width, depth, decay)
+        .map_err(|_| DecodeError::Malformed("k, width, depth or decay out of range"))
 }
 
-pub(super) fn save_shape(sink: &mut impl RdbSink, k: u32, width: u32, depth: u32, decay: f64) {
-    sink.unsigned(u64::from(k));
-    sink.unsigned(u64::from(width));
-    sink.unsigned(u64::from(depth));
-    sink.double(decay);
+pub(super) fn save_shape(sink: &mut impl RdbSink, shape: &Shape) {
+    sink.unsigned(u64::from(shape.k));
+    sink.unsigned(u64::from(shape.width));
+    sink.unsigned(u64::from(shape.depth));
+    sink.double(shape.decay);
 }
 
 impl Buckets {
     /// `width * depth` buckets, as one string; any content is a valid one.
-    pub(super) fn load(source: &mut impl RdbSource, width: u64, depth: u64) -> Result<Buckets, DecodeError> {
+    pub(super) fn load(source: &mut impl RdbSource, shape: &Shape) -> Result<Buckets, DecodeError> {
         let buckets = source.bytes()?;
-        if buckets.len() as u64 != width * depth * BUCKET_BYTES as u64 {
+        if Some(buckets.len() as u64) != Buckets::bytes_for(shape) {
             return Err(DecodeError::Malformed("buckets of another size than width x depth"));
         }
         Ok(Buckets(buckets))
@@ -130,18 +125,18 @@ impl Persistent for TopK {
         if encoding_version != Self::ENCODING_VERSION {
             return Err(DecodeError::Malformed("a Top-K encoding version RedisBloom never wrote"));
         }
-        let (k, width, depth, decay) = load_shape(source)?;
-        let mut used = required_bytes(k, width, depth).ok_or(DecodeError::TooLarge)?;
+        let shape = load_shape(source)?;
+        let mut used = required_bytes(&shape).ok_or(DecodeError::TooLarge)?;
         if used > max_bytes as u64 {
             return Err(DecodeError::TooLarge);
         }
-        let buckets = Buckets::load(source, width, depth)?;
-        let heap = Heap::load(source, k, Kept::Generator, &mut used, max_bytes)?;
-        Ok(TopK::from_parts(k, width, depth, decay, buckets, heap))
+        let buckets = Buckets::load(source, &shape)?;
+        let heap = Heap::load(source, u64::from(shape.k), Kept::Generator, &mut used, max_bytes)?;
+        Ok(TopK::from_parts(shape, buckets, heap))
     }
 
     fn save_rdb(&self, sink: &mut impl RdbSink) {
-        save_shape(sink, self.k, self.width, self.depth, self.decay);
+        save_shape(sink, &self.shape);
         sink.bytes(self.buckets.0.as_slice());
         self.heap.save(sink);
     }

@@ -46,6 +46,6 @@ pub mod window;
 
 pub use heap::{Expelled, Listed};
 pub use params::{
-    Parameter, SizeError, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH, INCREMENT_ERROR, MAX_INCREMENT,
+    Parameter, Shape, SizeError, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH, INCREMENT_ERROR, MAX_INCREMENT,
 };
 pub use sketch::TopK;

@@ -48,3 +48,49 @@ pub enum SizeError {
     /// The allocator had no memory for it.
     OutOfMemory,
 }
+
+/// What TOPK.RESERVE fixes of a sketch, checked: the items kept, the counters in a row, the
+/// rows, and the decay.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    pub(super) k: u32,
+    pub(super) width: u32,
+    pub(super) depth: u32,
+    pub(super) decay: f64,
+}
+
+impl Shape {
+    /// RedisBloom's checks of TOPK.RESERVE's parameters (k, width and depth at least 1 and at
+    /// most `u32::MAX`; decay in (0, 1]).
+    pub(super) fn checked(k: u64, width: u64, depth: u64, decay: f64) -> Result<Shape, Parameter> {
+        let dimension =
+            |value: u64, parameter| u32::try_from(value).ok().filter(|&value| value >= 1).ok_or(parameter);
+        let k = dimension(k, Parameter::K)?;
+        let width = dimension(width, Parameter::Width)?;
+        let depth = dimension(depth, Parameter::Depth)?;
+        if !(decay > 0.0 && decay <= 1.0) {
+            return Err(Parameter::Decay);
+        }
+        Ok(Shape { k, width, depth, decay })
+    }
+
+    /// Items kept.
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// Counters in a row.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Rows.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The probability base of a decrement: `decay^count`.
+    pub fn decay(&self) -> f64 {
+        self.decay
+    }
+}

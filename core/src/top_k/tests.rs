@@ -262,7 +262,8 @@ fn a_redisbloom_record_loads_and_saves_back() {
     let mut source = redisbloom_record();
     let topk = TopK::load_rdb(0, &mut source, BUDGET).unwrap();
     assert!(source.0.is_empty());
-    assert_eq!((topk.k(), topk.width(), topk.depth(), topk.decay()), (2, 3, 2, 0.5));
+    let shape = topk.shape();
+    assert_eq!((shape.k(), shape.width(), shape.depth(), shape.decay()), (2, 3, 2, 0.5));
     assert_eq!(list(&topk), pairs(&[("ab", 2), ("c", 1)]));
     assert_eq!(counts(&topk, "ab c d"), [2, 1, 0]);
     assert_eq!(queries(&topk, "ab c d"), [1, 1, 0]);
@@ -509,12 +510,39 @@ fn hostile_records_are_refused() {
 }
 
 /// A stream over a few items, so that buckets collide and decay.
-fn stream() -> impl Strategy<Value = Vec<(u8, u32)>> {
+pub(super) fn stream() -> impl Strategy<Value = Vec<(u8, u32)>> {
     proptest::collection::vec((0u8..12, prop_oneof![3 => 1u32..2, 1 => 0u32..300]), 0..300)
 }
 
 fn run(topk: &mut TopK, stream: &[(u8, u32)]) -> Vec<Option<Vec<u8>>> {
     stream.iter().map(|&(item, increment)| topk.add(&[b'i', item], increment).unwrap()).collect()
+}
+
+/// Flips: which value, which byte of it, and the bits flipped.
+pub(super) type Flips = Vec<(prop::sample::Index, prop::sample::Index, u8)>;
+
+pub(super) fn flips() -> impl Strategy<Value = Flips> {
+    proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()), 1..4)
+}
+
+/// Flips bits of a record's values (a string's byte, an integer's low bits, a double's sign
+/// and exponent), or grows an empty string.
+pub(super) fn flip_bits(record: &mut Record, flips: &Flips) {
+    for (value, byte, flip) in flips {
+        let index = value.index(record.0.len());
+        match &mut record.0[index] {
+            RecordValue::Bytes(bytes) if !bytes.is_empty() => {
+                let at = byte.index(bytes.len());
+                bytes[at] ^= flip;
+            }
+            RecordValue::Bytes(bytes) => bytes.push(*flip),
+            RecordValue::Unsigned(number) => *number ^= u64::from(*flip),
+            RecordValue::Double(number) => {
+                *number = f64::from_bits(number.to_bits() ^ (u64::from(*flip) << 56));
+            }
+            RecordValue::Signed(_) => {}
+        }
+    }
 }
 
 proptest! {
@@ -545,24 +573,12 @@ proptest! {
     #[test]
     fn corrupt_records_never_panic(
         stream in stream(),
-        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        flips in flips(),
     ) {
         let mut topk = TopK::new(3, 4, 2, 0.9, 1, BUDGET).unwrap();
         run(&mut topk, &stream);
         let mut saved = record(&topk);
-        for (value, byte, flip) in flips {
-            let index = value.index(saved.0.len());
-            match &mut saved.0[index] {
-                RecordValue::Bytes(bytes) if !bytes.is_empty() => {
-                    let at = byte.index(bytes.len());
-                    bytes[at] ^= flip;
-                }
-                RecordValue::Bytes(bytes) => bytes.push(flip),
-                RecordValue::Unsigned(number) => *number ^= u64::from(flip),
-                RecordValue::Double(number) => *number = f64::from_bits(number.to_bits() ^ (u64::from(flip) << 56)),
-                RecordValue::Signed(_) => {}
-            }
-        }
+        flip_bits(&mut saved, &flips);
         if let Ok(mut loaded) = TopK::load_rdb(0, &mut saved, BUDGET) {
             run(&mut loaded, &stream);
             let _ = (loaded.list().unwrap(), loaded.count(b"i1"), loaded.query(b"i2"));

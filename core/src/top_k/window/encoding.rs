@@ -2,7 +2,7 @@
 //! field by field, each generation's buckets held to what is left of the budget before they
 //! are read.
 
-use super::super::buckets::{Buckets, BUCKET_BYTES};
+use super::super::buckets::Buckets;
 use super::super::decay::{Decay, Rng};
 use super::super::encoding::{load_shape, save_shape, Kept};
 use super::super::heap::Heap;
@@ -22,39 +22,28 @@ impl Persistent for WindowTopK {
         if encoding_version != Self::ENCODING_VERSION {
             return Err(DecodeError::Malformed("unknown encoding version"));
         }
-        let (k, width, depth, decay) = load_shape(source)?;
+        let shape = load_shape(source)?;
         let seed = source.unsigned()?;
+        let k = u64::from(shape.k());
         let mut used = list_bytes(k).ok_or(DecodeError::TooLarge)?;
         if used > max_bytes as u64 {
             return Err(DecodeError::TooLarge);
         }
         let list = Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?;
-        let generation_bytes = width
-            .checked_mul(depth)
-            .and_then(|buckets| buckets.checked_mul(BUCKET_BYTES as u64))
-            .ok_or(DecodeError::TooLarge)?;
+        let generation_bytes = Buckets::bytes_for(&shape).ok_or(DecodeError::TooLarge)?;
         let generations = Generations::load(source, |source| {
             used = used.saturating_add(generation_bytes);
             if used > max_bytes as u64 {
                 return Err(DecodeError::TooLarge);
             }
             let rng = Rng(source.unsigned()?);
-            Ok(Generation { rng, buckets: Buckets::load(source, width, depth)? })
+            Ok(Generation { rng, buckets: Buckets::load(source, &shape)? })
         })?;
-        Ok(WindowTopK {
-            k: k as u32,
-            width: width as u32,
-            depth: depth as u32,
-            decay,
-            powers: Decay::new(decay),
-            seed,
-            list,
-            generations,
-        })
+        Ok(WindowTopK { shape, powers: Decay::new(shape.decay()), seed, list, generations })
     }
 
     fn save_rdb(&self, sink: &mut impl RdbSink) {
-        save_shape(sink, self.k, self.width, self.depth, self.decay);
+        save_shape(sink, &self.shape);
         sink.unsigned(self.seed);
         self.list.save(sink);
         self.generations.save(sink, |generation, sink| {

@@ -1,12 +1,10 @@
 //! The windowed sketch: generations of buckets, one list of the window's heavy hitters.
 
-use super::super::buckets::{
-    fingerprint, hashed_in_batches, row_index, rows_of, Buckets, BUCKET_BYTES, PREFETCH_BUCKETS,
-};
+use super::super::buckets::{fingerprint, hashed_in_batches, row_index, rows_of, Buckets, PREFETCH_BUCKETS};
 use super::super::decay::{Decay, Rng};
 use super::super::heap::{Expelled, Heap, Listed};
-use super::super::params::SizeError;
-use super::super::sketch::{check_parameters, list_bytes, REDISBLOOM_HEADER_BYTES};
+use super::super::params::{Shape, SizeError};
+use super::super::sketch::{list_bytes, REDISBLOOM_HEADER_BYTES};
 use crate::bytes::AllocationFailed;
 use crate::murmur::murmur64a;
 use crate::window::{Generations, Rotation, Schedule, Stamped};
@@ -36,10 +34,7 @@ pub(super) fn generation_seed(seed: u64, start_ms: u64) -> u64 {
 
 /// A Top-K sketch of the last window. See the module documentation.
 pub struct WindowTopK {
-    pub(super) k: u32,
-    pub(super) width: u32,
-    pub(super) depth: u32,
-    pub(super) decay: f64,
+    pub(super) shape: Shape,
     pub(super) powers: Decay,
     /// Seeds each generation's generator, with the generation's start.
     pub(super) seed: u64,
@@ -61,10 +56,8 @@ impl WindowTopK {
         seed: u64,
         max_bytes: usize,
     ) -> Result<WindowTopK, SizeError> {
-        check_parameters(k, width, depth, decay)?;
-        let generations = width
-            .checked_mul(depth)
-            .and_then(|buckets| buckets.checked_mul(BUCKET_BYTES as u64))
+        let shape = Shape::checked(k, width, depth, decay).map_err(SizeError::Invalid)?;
+        let generations = Buckets::bytes_for(&shape)
             .and_then(|bytes| bytes.checked_mul(u64::from(schedule.max_live_generations())));
         let bytes =
             generations.zip(list_bytes(k)).and_then(|(generations, list)| generations.checked_add(list));
@@ -72,10 +65,7 @@ impl WindowTopK {
             return Err(SizeError::TooLarge);
         }
         Ok(WindowTopK {
-            k: k as u32,
-            width: width as u32,
-            depth: depth as u32,
-            decay,
+            shape,
             powers: Decay::new(decay),
             seed,
             list: Heap::try_new(k, 0)?,
@@ -83,24 +73,9 @@ impl WindowTopK {
         })
     }
 
-    /// Items kept.
-    pub fn k(&self) -> u32 {
-        self.k
-    }
-
-    /// Counters in a row of each generation.
-    pub fn width(&self) -> u32 {
-        self.width
-    }
-
-    /// Rows of each generation.
-    pub fn depth(&self) -> u32 {
-        self.depth
-    }
-
-    /// The probability base of a decrement: `decay^count`.
-    pub fn decay(&self) -> f64 {
-        self.decay
+    /// Its k, width, depth and decay (of each generation).
+    pub fn shape(&self) -> Shape {
+        self.shape
     }
 
     /// The window and its generations.
@@ -140,7 +115,7 @@ impl WindowTopK {
                 current.value.buckets.prefetch(index);
             }
         };
-        let shape = (self.width, self.depth);
+        let shape = (self.shape.width, self.shape.depth);
         hashed_in_batches(self, items, shape, prefetch, |sketch, item, increment, fingerprint, rows| {
             each(sketch.add_hashed(item, increment, fingerprint, rows));
         });
@@ -149,8 +124,8 @@ impl WindowTopK {
     /// An add, given the item's fingerprint and its bucket indexes where they were computed
     /// (see [`row_index`]).
     fn add_hashed(&mut self, item: &[u8], increment: u32, fingerprint: u32, rows: &[usize]) -> Expelled {
-        let (width, depth) = (self.width, self.depth);
-        let current = open_current(&mut self.generations, (width, depth), self.seed)?;
+        let (width, depth) = (self.shape.width, self.shape.depth);
+        let current = open_current(&mut self.generations, &self.shape, self.seed)?;
         let index_of = |row| row_index(rows, item, row, width);
         let count =
             current.buckets.count(&self.powers, &mut current.rng, (fingerprint, increment), depth, index_of);
@@ -177,14 +152,14 @@ impl WindowTopK {
     /// Opens the current span's generation, with nothing counted, if no add did yet: what a
     /// command does before it answers anything, so that a failure changes nothing.
     pub fn open_current(&mut self) -> Result<(), AllocationFailed> {
-        open_current(&mut self.generations, (self.width, self.depth), self.seed).map(|_| ())
+        open_current(&mut self.generations, &self.shape, self.seed).map(|_| ())
     }
 
     /// The item's estimates in the older generations, summed.
     fn older_estimates(&self, fingerprint: u32, index_of: impl Fn(u32) -> usize + Copy) -> u64 {
         let estimates = self.generations.older().iter();
         estimates
-            .map(|older| u64::from(older.value.buckets.estimate(fingerprint, self.depth, index_of)))
+            .map(|older| u64::from(older.value.buckets.estimate(fingerprint, self.shape.depth, index_of)))
             .sum()
     }
 
@@ -204,14 +179,13 @@ impl WindowTopK {
     fn recount(&mut self) {
         for slot in 0..self.list.k() {
             let counts = self.list.item(slot).map(|item| {
-                let (fingerprint, width) = (fingerprint(item), self.width);
+                let (fingerprint, width) = (fingerprint(item), self.shape.width);
                 let mut buffer = [0; PREFETCH_BUCKETS];
-                let rows = rows_of(item, (width, self.depth), &mut buffer);
+                let rows = rows_of(item, (width, self.shape.depth), &mut buffer);
                 let index_of = |row| row_index(rows, item, row, width);
-                let current = self
-                    .generations
-                    .current()
-                    .map_or(0, |current| current.value.buckets.estimate(fingerprint, self.depth, index_of));
+                let current = self.generations.current().map_or(0, |current| {
+                    current.value.buckets.estimate(fingerprint, self.shape.depth, index_of)
+                });
                 (current, saturated(self.older_estimates(fingerprint, index_of)))
             });
             match counts {
@@ -233,13 +207,15 @@ impl WindowTopK {
     /// The item's window count: its estimates summed over the generations live at `now_ms`
     /// (all of them for `None`, what a replica reads).
     fn window_estimate(&self, item: &[u8], now_ms: Option<u64>) -> u64 {
-        let (fingerprint, width) = (fingerprint(item), self.width);
+        let (fingerprint, width) = (fingerprint(item), self.shape.width);
         let mut buffer = [0; PREFETCH_BUCKETS];
-        let rows = rows_of(item, (width, self.depth), &mut buffer);
+        let rows = rows_of(item, (width, self.shape.depth), &mut buffer);
         let index_of = |row| row_index(rows, item, row, width);
         let live = self.generations.live(now_ms);
-        live.map(|generation| u64::from(generation.value.buckets.estimate(fingerprint, self.depth, index_of)))
-            .sum()
+        live.map(|generation| {
+            u64::from(generation.value.buckets.estimate(fingerprint, self.shape.depth, index_of))
+        })
+        .sum()
     }
 
     /// Whether the list is out of date at `now_ms`: a generation expired that no rotation
@@ -292,17 +268,14 @@ impl WindowTopK {
 
 /// The current span's generation, opened if no add did yet, its generator seeded from the
 /// sketch's seed and the span.
-fn open_current(
-    generations: &mut Generations<Generation>,
-    (width, depth): (u32, u32),
+fn open_current<'g>(
+    generations: &'g mut Generations<Generation>,
+    shape: &Shape,
     seed: u64,
-) -> Result<&mut Generation, AllocationFailed> {
+) -> Result<&'g mut Generation, AllocationFailed> {
     let start_ms = generations.current_start_ms();
     generations.current_or_open(|| {
-        Ok(Generation {
-            rng: Rng(generation_seed(seed, start_ms)),
-            buckets: Buckets::try_zeroed(u64::from(width), u64::from(depth))?,
-        })
+        Ok(Generation { rng: Rng(generation_seed(seed, start_ms)), buckets: Buckets::try_zeroed(shape)? })
     })
 }
 

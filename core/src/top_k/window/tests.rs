@@ -6,6 +6,7 @@
 use super::sketch::generation_seed;
 use super::*;
 use crate::decode::{DecodeError, Persistent, Record, RecordValue};
+use crate::top_k::tests::{flip_bits, flips, stream};
 use crate::top_k::{Parameter, SizeError, TopK};
 use crate::window::Schedule;
 use proptest::prelude::*;
@@ -49,11 +50,6 @@ fn record(sketch: &impl Persistent) -> Record {
 
 fn reload(sketch: &WindowTopK) -> WindowTopK {
     WindowTopK::load_rdb(1, &mut record(sketch), BUDGET).unwrap()
-}
-
-/// A stream over a few items, so that buckets collide and decay.
-fn stream() -> impl Strategy<Value = Vec<(u8, u32)>> {
-    proptest::collection::vec((0u8..12, prop_oneof![3 => 1u32..2, 1 => 0u32..300]), 0..300)
 }
 
 proptest! {
@@ -117,26 +113,14 @@ proptest! {
     #[test]
     fn corrupt_records_never_panic(
         stream in stream(),
-        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        flips in flips(),
     ) {
         let mut sketch = windowed(3, 4, 2, 1000, 2);
         for (index, &(item, increment)) in stream.iter().enumerate() {
             add_at(&mut sketch, &format!("i{item}"), increment, T0 + 11 * index as u64);
         }
         let mut saved = record(&sketch);
-        for (value, byte, flip) in flips {
-            let index = value.index(saved.0.len());
-            match &mut saved.0[index] {
-                RecordValue::Bytes(bytes) if !bytes.is_empty() => {
-                    let at = byte.index(bytes.len());
-                    bytes[at] ^= flip;
-                }
-                RecordValue::Bytes(bytes) => bytes.push(flip),
-                RecordValue::Unsigned(number) => *number ^= u64::from(flip) << (byte.index(8) * 8),
-                RecordValue::Double(number) => *number = f64::from_bits(number.to_bits() ^ (u64::from(flip) << 56)),
-                RecordValue::Signed(_) => {}
-            }
-        }
+        flip_bits(&mut saved, &flips);
         if let Ok(mut loaded) = WindowTopK::load_rdb(1, &mut saved, BUDGET) {
             let now = T0 + 11 * stream.len() as u64;
             let _ = (loaded.list(Some(now)).unwrap(), loaded.count(b"i1", Some(now)), loaded.query(b"i2", None));

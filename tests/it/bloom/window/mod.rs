@@ -14,6 +14,7 @@ mod promises;
 mod replication_and_persistence;
 
 use crate::harness::*;
+pub use crate::window::{forget_after, now_ms, sleep_until, MARGIN};
 use redis::Connection;
 use std::time::{Duration, Instant};
 
@@ -21,8 +22,6 @@ const TYPE_NAME: &str = "rbBF-wind";
 /// A window no test outlives: generations of six hours on a grid from the epoch, so that
 /// nothing rotates while a test runs.
 const DAY: &str = "86400000";
-/// Kept from every timed boundary.
-const MARGIN: Duration = Duration::from_millis(300);
 
 fn strings(prefix: &str, count: usize) -> Vec<String> {
     (0..count).map(|n| format!("{prefix}{n}")).collect()
@@ -31,12 +30,6 @@ fn strings(prefix: &str, count: usize) -> Vec<String> {
 /// How many of `items` the filter finds.
 fn found(con: &mut Connection, key: &str, items: &[String]) -> u64 {
     count_present(con, key, items.iter().cloned())
-}
-
-/// How long after its latest add an item is certainly forgotten: `window (1 + 1/g)`, in whole
-/// milliseconds.
-fn forget_after(window_ms: u64, generations: u64) -> Duration {
-    Duration::from_millis(window_ms + window_ms.div_ceil(generations))
 }
 
 /// When a batch of adds was sent and answered: its items' age on the server lies between

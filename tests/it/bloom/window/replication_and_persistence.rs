@@ -5,17 +5,9 @@ use super::{
     add_batch, assert_all_found, assert_forgotten, forget_after, found, strings, DAY, MARGIN, TYPE_NAME,
 };
 use crate::harness::*;
+use crate::window::{aof_bytes, assert_replica_matches, wait_for_next_span};
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
-
-/// Sleeps until `offset_ms` after the start of the next span of `span_ms` on the grid from the
-/// epoch that generations are cut on, so that the adds that follow open a generation of their
-/// own and the next rotation is a whole span away.
-fn wait_for_next_span(span_ms: u64, offset_ms: u64) {
-    let now = now_ms();
-    let next = now - now % span_ms + span_ms + offset_ms;
-    std::thread::sleep(Duration::from_millis(next - now));
-}
 
 fn digests(con: &mut Connection, keys: &[String]) -> Vec<String> {
     keys.iter().map(|key| digest(con, key)).collect()

@@ -14,30 +14,13 @@ mod promises;
 mod replication_and_persistence;
 
 use crate::harness::*;
+pub use crate::window::{forget_after, now_ms, sleep_until, MARGIN};
 use redis::{Connection, Value};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 const TYPE_NAME: &str = "rbTOPKwnd";
 /// A window no test outlives: generations of six hours on a grid from the epoch.
 const DAY: &str = "86400000";
-/// Kept from every timed boundary.
-const MARGIN: Duration = Duration::from_millis(300);
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
-}
-
-fn sleep_until(at: Instant) {
-    let now = Instant::now();
-    if at > now {
-        std::thread::sleep(at - now);
-    }
-}
-
-/// How long after a write it is certainly forgotten: `window (1 + 1/g)`, in whole ms.
-fn forget_after(window_ms: u64, generations: u64) -> Duration {
-    Duration::from_millis(window_ms + window_ms.div_ceil(generations))
-}
 
 /// TOPK.LIST key WITHCOUNT, as (item, count) pairs.
 fn listed(con: &mut Connection, key: &str) -> Vec<(String, i64)> {

@@ -6,36 +6,9 @@ use super::{
     TYPE_NAME,
 };
 use crate::harness::*;
+use crate::window::{aof_bytes, assert_replica_matches, wait_for_next_span};
 use redis::Connection;
 use std::time::Duration;
-
-/// Checks that the replica holds exactly its master's keys: digests read while the master's
-/// replication offset stood still (a rotation in between is read again).
-fn assert_replica_matches(master: &mut Connection, replica: &mut Connection, keys: &[&str]) {
-    for _ in 0..50 {
-        let offset = master_offset(master);
-        let on_master: Vec<String> = keys.iter().map(|key| digest(master, key)).collect();
-        wait_in_sync(master, replica);
-        let on_replica: Vec<String> = keys.iter().map(|key| digest(replica, key)).collect();
-        if master_offset(master) == offset {
-            assert_eq!(on_replica, on_master, "digests of {keys:?} on the replica and the master");
-            return;
-        }
-    }
-    panic!("the master's replication offset never stood still");
-}
-
-fn aof_text(server: &Server) -> String {
-    let mut files: Vec<_> = std::fs::read_dir(server.dir().join("appendonlydir"))
-        .expect("appendonlydir")
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.to_string_lossy().ends_with(".aof"))
-        .collect();
-    files.sort();
-    let bytes: Vec<u8> = files.iter().flat_map(|path| std::fs::read(path).expect("AOF file")).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
 
 /// Writes that collide and decay (a narrow list), over several spans.
 fn writes(con: &mut Connection, key: &str, round: usize) {
@@ -81,14 +54,8 @@ fn a_replica_applies_its_masters_rotations_and_holds_the_same_list() {
     assert!(!listed(&mut on_replica, "day").is_empty());
     // The rotations reached the AOF (and the replica) as TOPK.ROTATE.
     wait_for_rewrite(&mut on_master);
-    let rotations = aof_text(&master).matches("TOPK.ROTATE").count();
+    let rotations = String::from_utf8_lossy(&aof_bytes(&master)).matches("TOPK.ROTATE").count();
     assert!(rotations >= 3, "{rotations} TOPK.ROTATE in the AOF");
-}
-
-/// Sleeps until `offset_ms` into the next span of `span_ms` on the grid from the epoch.
-fn wait_for_next_span(span_ms: u64, offset_ms: u64) {
-    let now = now_ms();
-    std::thread::sleep(Duration::from_millis(now - now % span_ms + span_ms + offset_ms - now));
 }
 
 #[test]
