@@ -1,6 +1,6 @@
 //! redbloom: RedisBloom's five probabilistic types as native Redis data types (Bloom and
-//! cuckoo filters, Count-Min, Top-K, t-digest) and Bloom filters whose items expire, serving
-//! the BF.*, CF.*, CMS.*, TOPK.* and TDIGEST.* commands.
+//! cuckoo filters, Count-Min, Top-K, t-digest), and Bloom filters and Top-K lists of a time
+//! window, serving the BF.*, CF.*, CMS.*, TOPK.* and TDIGEST.* commands.
 //!
 //! This file only registers things with Redis: the module, the data types, the commands, the
 //! `INFO bf` metrics, the timers of values that change with the clock, and the configs. The

@@ -8,7 +8,9 @@
 //!   generations are such filters;
 //! - [`cuckoo`]: the cuckoo filter (CF.*), in RedisBloom's layout, and with wider fingerprints;
 //! - [`count_min`], [`top_k`], [`t_digest`]: RedisBloom's three sketches (CMS.*, TOPK.*,
-//!   TDIGEST.*), answer for answer, with the RDB records RedisBloom writes;
+//!   TDIGEST.*), answer for answer, with the RDB records RedisBloom writes, and in
+//!   [`top_k::window`] the windowed Top-K (`WINDOW`, type `rbTOPKwnd`), the heavy hitters of the
+//!   last window;
 //! - [`bytes`]: the fallibly allocated arrays that filters, Count-Min and Top-K keep their
 //!   bits, slots and counters in, and the allocation failure every type answers;
 //! - [`decode`]: what every decoder shares: its error, readers that check every field, and the

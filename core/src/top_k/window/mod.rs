@@ -4,10 +4,10 @@
 //! # Design
 //! The window is cut into generations on `crate::window`'s grid of spans (see its promises):
 //! each span that receives adds has a generation, `HeavyKeeper`'s counters of this crate (the
-//! plain sketch's [`Buckets`](super::buckets), with the sketch's width, depth and decay, and a
+//! plain sketch's `buckets`, with the sketch's width, depth and decay, and a
 //! generator of its own); a generation is dropped once everything counted in it is older than
 //! the window. The window's top k is one list, the plain sketch's heap
-//! ([`Heap`](super::heap)), of (item, window count), where an item's window count is the sum of
+//! (`heap`), of (item, window count), where an item's window count is the sum of
 //! its estimates (largest bucket count) in the live generations:
 //!
 //! - **ADD/INCRBY** count the item in the current generation, as the plain sketch does. A
