@@ -7,7 +7,7 @@ use super::super::decay::{Decay, Rng};
 use super::super::encoding::{load_shape, save_shape, Kept};
 use super::super::heap::Heap;
 use super::super::sketch::list_bytes;
-use super::sketch::{Generation, WindowTopK};
+use super::sketch::{fits, Generation, WindowTopK};
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 use crate::window::Generations;
 
@@ -39,6 +39,10 @@ impl Persistent for WindowTopK {
             let rng = Rng(source.unsigned()?);
             Ok(Generation { rng, buckets: Buckets::load(source, &shape)? })
         })?;
+        // Held to what a creation is: its later adds open generations of this shape.
+        if !fits(&shape, generations.schedule(), max_bytes) {
+            return Err(DecodeError::TooLarge);
+        }
         Ok(WindowTopK { shape, powers: Decay::new(shape.decay()), seed, list, generations })
     }
 

@@ -57,11 +57,7 @@ impl WindowTopK {
         max_bytes: usize,
     ) -> Result<WindowTopK, SizeError> {
         let shape = Shape::checked(k, width, depth, decay).map_err(SizeError::Invalid)?;
-        let generations = Buckets::bytes_for(&shape)
-            .and_then(|bytes| bytes.checked_mul(u64::from(schedule.max_live_generations())));
-        let bytes =
-            generations.zip(list_bytes(k)).and_then(|(generations, list)| generations.checked_add(list));
-        if bytes.is_none_or(|bytes| bytes > max_bytes as u64 || bytes > isize::MAX as u64) {
+        if !fits(&shape, &schedule, max_bytes) {
             return Err(SizeError::TooLarge);
         }
         Ok(WindowTopK {
@@ -277,6 +273,18 @@ fn open_current<'g>(
     generations.current_or_open(|| {
         Ok(Generation { rng: Rng(generation_seed(seed, start_ms)), buckets: Buckets::try_zeroed(shape)? })
     })
+}
+
+/// Whether the list and as many generations of this shape as the schedule keeps alive fit
+/// in `max_bytes`: what a creation and a load are held to, so that later adds, which open
+/// generations, never take a sketch past the budget.
+pub(super) fn fits(shape: &Shape, schedule: &Schedule, max_bytes: usize) -> bool {
+    let generations = Buckets::bytes_for(shape)
+        .and_then(|bytes| bytes.checked_mul(u64::from(schedule.max_live_generations())));
+    let bytes = generations
+        .zip(list_bytes(u64::from(shape.k())))
+        .and_then(|(generations, list)| generations.checked_add(list));
+    bytes.is_some_and(|bytes| bytes <= max_bytes as u64 && bytes <= isize::MAX as u64)
 }
 
 /// A count as a slot holds it: saturating at `u32::MAX`, as buckets do.

@@ -311,6 +311,12 @@ fn the_record_round_trips_and_hostile_ones_are_refused() {
     assert!(malformed(&mut short));
     // Beyond the budget: refused before a generation's buckets are read.
     assert!(matches!(WindowTopK::load_rdb(1, &mut saved.clone(), 200), Err(DecodeError::TooLarge)));
+    // A shape whose generations would not fit, even with none alive: its adds would open them.
+    let mut empty = Record::default();
+    windowed(3, 8, 2, 1000, 4).save_rdb(&mut empty);
+    empty.0[1] = RecordValue::Unsigned(1 << 20);
+    assert!(matches!(WindowTopK::load_rdb(1, &mut empty.clone(), BUDGET), Ok(_)));
+    assert!(matches!(WindowTopK::load_rdb(1, &mut empty, 1 << 20), Err(DecodeError::TooLarge)));
     let mut huge = at(1, RecordValue::Unsigned(u64::from(u32::MAX)));
     huge.0[2] = RecordValue::Unsigned(u64::from(u32::MAX));
     assert!(matches!(WindowTopK::load_rdb(1, &mut huge, BUDGET), Err(DecodeError::TooLarge)));
