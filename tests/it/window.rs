@@ -1,24 +1,12 @@
-//! What the tests of every windowed type share: the wall clock and the span grid they are
-//! timed on, the bound after which a write is forgotten, the check that a replica holds its
-//! master's values, and the AOF's commands.
+//! What the tests of every windowed type share beyond the harness (whose `now_ms`,
+//! `sleep_until`, `assert_replica_matches` and `aof_bytes` they use): the margin kept from timed
+//! boundaries, the span grid they are timed on, and the bound after which a write is forgotten.
 
 use crate::harness::*;
-use redis::Connection;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Kept from every timed boundary.
 pub const MARGIN: Duration = Duration::from_millis(300);
-
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis() as u64)
-}
-
-pub fn sleep_until(at: Instant) {
-    let now = Instant::now();
-    if at > now {
-        std::thread::sleep(at - now);
-    }
-}
 
 /// How long after its latest write a value is certainly forgotten: `window (1 + 1/g)`, in
 /// whole milliseconds.
@@ -33,32 +21,4 @@ pub fn wait_for_next_span(span_ms: u64, offset_ms: u64) {
     let now = now_ms();
     let next = now - now % span_ms + span_ms + offset_ms;
     std::thread::sleep(Duration::from_millis(next - now));
-}
-
-/// Checks that the replica holds exactly its master's keys: digests read while the master's
-/// replication offset stood still (a rotation in between is read again).
-pub fn assert_replica_matches(master: &mut Connection, replica: &mut Connection, keys: &[&str]) {
-    for _ in 0..50 {
-        let offset = master_offset(master);
-        let on_master: Vec<String> = keys.iter().map(|key| digest(master, key)).collect();
-        wait_in_sync(master, replica);
-        let on_replica: Vec<String> = keys.iter().map(|key| digest(replica, key)).collect();
-        if master_offset(master) == offset {
-            assert_eq!(on_replica, on_master, "digests of {keys:?} on the replica and the master");
-            return;
-        }
-    }
-    panic!("the master's replication offset never stood still");
-}
-
-/// The server's AOF files, in order, as one byte string.
-pub fn aof_bytes(server: &Server) -> Vec<u8> {
-    let mut files: Vec<_> = std::fs::read_dir(server.dir().join("appendonlydir"))
-        .expect("appendonlydir")
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.to_string_lossy().ends_with(".aof"))
-        .collect();
-    files.sort();
-    files.iter().flat_map(|path| std::fs::read(path).expect("AOF file")).collect()
 }

@@ -13,14 +13,12 @@ mod promises;
 mod replication_and_persistence;
 
 use crate::harness::*;
+use crate::window::MARGIN;
 use redis::{Connection, Value};
-use std::time::Duration;
 
 const TYPE_NAME: &str = "rbCMSwind";
 /// A window no test outlives: generations of six hours on a grid from the epoch.
 const DAY: &str = "86400000";
-/// Kept from every timed boundary.
-const MARGIN: Duration = Duration::from_millis(300);
 
 /// The item's count.
 fn query(con: &mut Connection, key: &str, item: &str) -> i64 {

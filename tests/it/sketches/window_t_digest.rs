@@ -10,14 +10,13 @@
 
 use super::{same_value, words};
 use crate::harness::*;
+use crate::window::MARGIN;
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
 
 const TYPE_NAME: &str = "rbTDIGwnd";
 /// Generations of six hours on a grid from the epoch: nothing rotates while a test runs.
 const DAY: &str = "86400000";
-/// Kept from every timed boundary.
-const MARGIN: Duration = Duration::from_millis(300);
 
 /// TDIGEST.INFO as (label, value) pairs, under RESP2.
 fn info(con: &mut Connection, key: &str) -> Vec<(String, i64)> {

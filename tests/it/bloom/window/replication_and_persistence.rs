@@ -5,7 +5,7 @@ use super::{
     add_batch, assert_all_found, assert_forgotten, forget_after, found, strings, DAY, MARGIN, TYPE_NAME,
 };
 use crate::harness::*;
-use crate::window::{aof_bytes, assert_replica_matches, wait_for_next_span};
+use crate::window::wait_for_next_span;
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
 

@@ -14,7 +14,7 @@ mod promises;
 mod replication_and_persistence;
 
 use crate::harness::*;
-pub use crate::window::{forget_after, now_ms, sleep_until, MARGIN};
+pub use crate::window::{forget_after, MARGIN};
 use redis::{Connection, Value};
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@ use super::{
     TYPE_NAME,
 };
 use crate::harness::*;
-use crate::window::{aof_bytes, assert_replica_matches, wait_for_next_span};
+use crate::window::wait_for_next_span;
 use redis::Connection;
 use std::time::Duration;
 
