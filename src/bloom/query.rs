@@ -8,8 +8,9 @@
 use super::datatype::METRICS;
 use super::held::{held, Held};
 use crate::shared::call::Call;
-use crate::shared::clock::{decides, not_yet_ms, now_ms};
+use crate::shared::clock::not_yet_ms;
 use crate::shared::error::CommandError;
+use crate::window::rotation::read_time as window_read_time;
 use redbloom_core::bloom::window::WindowFilter;
 
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
@@ -37,7 +38,7 @@ fn read_time(call: &Call, filter: &WindowFilter) -> Option<u64> {
     if !filter.holds_expired(not_yet_ms()) {
         return None;
     }
-    decides(call).then(now_ms)
+    window_read_time(call)
 }
 
 /// BF.MEXISTS key item [item ...]

@@ -5,8 +5,9 @@ use super::datatype::METRICS;
 use super::error::CmsError;
 use super::held::{held, Held};
 use crate::shared::call::Call;
-use crate::shared::clock::{decides, now_ms};
+use crate::shared::clock::not_yet_ms;
 use crate::shared::error::CommandError;
+use crate::window::rotation::read_time;
 use redbloom_core::count_min::window::WindowedCountMin;
 
 /// CMS.QUERY key item [item ...]: each item's estimate, the batch hashed and its counters
@@ -58,11 +59,12 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// The clock a read of a windowed sketch goes by: a master's own when a generation has expired
-/// by it though no rotation dropped it yet; otherwise none, which reads every generation (a
-/// replica's read, and a master's with nothing to leave out, alike). The clock is read first
-/// as it costs less than asking who sent the call.
+/// The clock a read of a windowed sketch goes by ([`read_time`]), when a generation has expired
+/// even by a time the clock has not reached; otherwise none, which reads every generation (a
+/// replica's read, and a master's with nothing to leave out, alike) without reading the clock.
 fn read_clock(call: &Call, sketch: &WindowedCountMin) -> Option<u64> {
-    let now = now_ms();
-    (sketch.holds_expired(now) && decides(call)).then_some(now)
+    if !sketch.holds_expired(not_yet_ms()) {
+        return None;
+    }
+    read_time(call)
 }

@@ -1,49 +1,25 @@
-//! What a TDIGEST.* key holds, found with one lookup: a plain digest (`TDIS-TYPE`) or a
-//! windowed one (`rbTDIGwnd`, [`super::window`]). Each handler matches on it once; a key of
-//! any other type answers WRONGTYPE.
+//! What a TDIGEST.* key holds: a plain digest (`TDIS-TYPE`) or a windowed one (`rbTDIGwnd`,
+//! [`super::window`]), found with one lookup (`window::held`); and what a read answers from.
 
 use super::error::TDigestError;
-use crate::shared::call::Call;
-use crate::shared::clock::{decides, now_ms};
 use crate::shared::error::CommandError;
-use crate::shared::keyspace::{Either, Key};
+use crate::shared::keyspace::Key;
+use crate::window::held as either;
 use redbloom_core::t_digest::{TDigest, WindowContents, WindowTDigest};
 
-#[derive(Clone, Copy)]
-pub enum Held<'a> {
-    Plain(&'a TDigest),
-    Windowed(&'a WindowTDigest),
-}
+pub type Held<'a> = either::Held<&'a TDigest, &'a WindowTDigest>;
+pub type HeldMut<'a> = either::Held<&'a mut TDigest, &'a mut WindowTDigest>;
 
-pub enum HeldMut<'a> {
-    Plain(&'a mut TDigest),
-    Windowed(&'a mut WindowTDigest),
-}
-
-/// The digest in the key, `None` for a missing key.
 pub fn held(key: &Key) -> Result<Option<Held<'_>>, CommandError> {
-    Ok(key.get_either::<TDigest, WindowTDigest>()?.map(|value| match value {
-        Either::First(digest) => Held::Plain(digest),
-        Either::Second(digest) => Held::Windowed(digest),
-    }))
+    either::held(key)
 }
 
 pub fn held_mut(key: &mut Key) -> Result<Option<HeldMut<'_>>, CommandError> {
-    Ok(key.get_either_mut::<TDigest, WindowTDigest>()?.map(|value| match value {
-        Either::First(digest) => HeldMut::Plain(digest),
-        Either::Second(digest) => HeldMut::Windowed(digest),
-    }))
-}
-
-/// The time a read of a windowed digest counts from: a master's clock (skipping generations
-/// expired since the last rotation), or none on a replica and in a replay, which read what
-/// their master's rotations left.
-pub fn read_time(call: &Call) -> Option<u64> {
-    decides(call).then(now_ms)
+    either::held_mut(key)
 }
 
 /// The digest a read answers from: a plain digest itself, or a windowed one's window, of the
-/// generations alive at `now_ms` (see [`read_time`]; `None`: every generation held).
+/// generations alive at `now_ms` (`window::rotation::read_time`; `None`: every generation held).
 pub fn read(held: Held<'_>, now_ms: Option<u64>) -> Result<WindowContents<'_>, CommandError> {
     match held {
         Held::Plain(digest) => Ok(WindowContents::Kept(digest)),

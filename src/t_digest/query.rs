@@ -6,11 +6,12 @@
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
-use super::held::{held, read, read_time, Held};
+use super::held::{held, read, Held};
 use super::parse;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
+use crate::window::rotation::read_time;
 use redbloom_core::t_digest::{TDigest, TDigestInfo, WindowContents};
 
 /// The digest a read of `key` answers from: a plain one, or a windowed one's window.

@@ -6,19 +6,14 @@ use super::datatype::METRICS;
 use super::error::TopKError;
 use super::held::{held, Held};
 use crate::shared::call::Call;
-use crate::shared::clock::{decides, now_ms};
 use crate::shared::error::CommandError;
-
-/// The time a read of a windowed list is made at: the master's clock, or `None` on a replica.
-fn read_at(call: &Call) -> Option<u64> {
-    decides(call).then(now_ms)
-}
+use crate::window::rotation::read_time;
 
 /// TOPK.QUERY key item [item ...]: whether each item is in the list.
 pub fn query(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let sketch = held(&key)?.ok_or(TopKError::KeyMissing)?;
-    let now = read_at(call);
+    let now = read_time(call);
     call.reply_array(call.argc() - 2);
     let mut found = 0;
     for item in call.args_from(2) {
@@ -39,7 +34,7 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
 pub fn count(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let sketch = held(&key)?.ok_or(TopKError::KeyMissing)?;
-    let now = read_at(call);
+    let now = read_time(call);
     call.reply_array(call.argc() - 2);
     for item in call.args_from(2) {
         let count = match sketch {
@@ -69,7 +64,7 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let listed = match held(&key)?.ok_or(TopKError::KeyMissing)? {
         Held::Plain(sketch) => sketch.list(),
-        Held::Windowed(sketch) => sketch.list(read_at(call)),
+        Held::Windowed(sketch) => sketch.list(read_time(call)),
     };
     let listed = listed.map_err(|_| TopKError::InsufficientMemory)?;
     call.reply_array(listed.len() * if with_count { 2 } else { 1 });

@@ -1,7 +1,8 @@
 //! What every windowed type's glue shares (`WINDOW ms [GENERATIONS g]`), above `shared/` and
-//! below the families: the grammar and its errors ([`parse`], [`error`]), and the rotations a
-//! master's clock decides ([`rotation`]), replicated as `<FAMILY>.ROTATE key at_ms` and run for
-//! idle keys by each type's `KeyTimer`. A windowed type implements [`rotation::Windowed`]
+//! below the families: the grammar and its errors ([`parse`], [`error`]), the one lookup that
+//! finds a family's plain or windowed value ([`held`]), and the rotations a master's clock
+//! decides ([`rotation`]), replicated as `<FAMILY>.ROTATE key at_ms` and run for idle keys by
+//! each type's `KeyTimer`. A windowed type implements [`rotation::Windowed`]
 //! over its core value (whose generations are `redbloom_core::window`'s) and gets the rest.
 //!
 //! **The master's clock decides.** A master rotates a value before every write to it and from
@@ -12,5 +13,6 @@
 //! rotations left.
 
 pub mod error;
+pub mod held;
 pub mod parse;
 pub mod rotation;

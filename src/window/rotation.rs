@@ -65,6 +65,13 @@ pub fn rotate_to<V: Windowed>(value: &mut V, at_ms: u64) -> bool {
     changed
 }
 
+/// The time a windowed value is read at: a master's clock, which skips the generations it
+/// expired though no rotation dropped them yet; `None` on a replica and in a replay, which read
+/// what their master's rotations left.
+pub fn read_time(call: &Call) -> Option<u64> {
+    decides(call).then(now_ms)
+}
+
 /// Before a write on a master, and after the creation of a value (which starts at the epoch
 /// everywhere): the rotation its clock asks for, replicated ahead of the write.
 pub fn rotate_for_write<V: Windowed>(call: &Call, value: &mut V) {
