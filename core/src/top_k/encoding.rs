@@ -102,7 +102,7 @@ impl Heap {
                 slot[SLOT_SPARE..].fill(0);
             }
         }
-        Ok(Heap { bytes: heap, items })
+        Heap::from_parts(heap, items).map_err(|_| DecodeError::OutOfMemory)
     }
 
     /// The slots as one string, then each item as a C string, `"\0"` for none.

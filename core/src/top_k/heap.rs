@@ -57,7 +57,14 @@ pub(super) struct Heap {
     /// Each slot's item and a terminating NUL, as the RDB record holds it; `None` for a slot
     /// never filled (or whose item RedisBloom lost, see the encoding).
     pub(super) items: Vec<Option<Box<[u8]>>>,
+    /// Each slot's fingerprint, as in `bytes`, side by side: every query and most adds look
+    /// an item up among all `k`, and compared eight at a time from one line they cost a
+    /// fraction of a walk over the 24-byte slots. Written wherever `bytes`' are.
+    fingerprints: Vec<u32>,
 }
+
+/// Fingerprints [`Heap::find`] compares at once (two SSE2 compares).
+const LANES: usize = 8;
 
 impl Heap {
     /// `k` empty slots (zero counts, no items), slot 0's pointer bytes holding `seed`.
@@ -67,7 +74,20 @@ impl Heap {
         let mut items = Vec::new();
         items.try_reserve_exact(k as usize).map_err(|_| AllocationFailed)?;
         items.resize(k as usize, None);
-        Ok(Heap { bytes, items })
+        Heap::from_parts(bytes, items)
+    }
+
+    /// The heap of these slots and items (as many of each), its fingerprints read from the
+    /// slots.
+    pub(super) fn from_parts(
+        bytes: ByteArray,
+        items: Vec<Option<Box<[u8]>>>,
+    ) -> Result<Heap, AllocationFailed> {
+        let slots = bytes.as_slice().chunks_exact(SLOT_BYTES);
+        let mut fingerprints = Vec::new();
+        fingerprints.try_reserve_exact(slots.len()).map_err(|_| AllocationFailed)?;
+        fingerprints.extend(slots.map(|slot| read_u32(slot, SLOT_FINGERPRINT)));
+        Ok(Heap { bytes, items, fingerprints })
     }
 
     /// The number of slots.
@@ -81,6 +101,9 @@ impl Heap {
 
     fn set_field(&mut self, slot: usize, field: usize, value: u32) {
         write_u32(self.bytes.as_mut_slice(), slot * SLOT_BYTES + field, value);
+        if field == SLOT_FINGERPRINT {
+            self.fingerprints[slot] = value;
+        }
     }
 
     pub(super) fn count(&self, slot: usize) -> u32 {
@@ -172,14 +195,28 @@ impl Heap {
     /// The slot holding the item, searched from the last as RedisBloom does: same fingerprint,
     /// same recorded length, same bytes (a slot without item compares as empty).
     pub(super) fn find(&self, item: &[u8], fingerprint: u32) -> Option<usize> {
-        let slots = self.bytes.as_slice().chunks_exact(SLOT_BYTES).enumerate().rev();
-        slots
-            .filter(|(_, slot)| read_u32(slot, SLOT_FINGERPRINT) == fingerprint)
-            .find(|&(index, slot)| {
-                u64::from(read_u32(slot, SLOT_LENGTH)) == item.len() as u64
-                    && self.item(index).unwrap_or(&[]) == item
-            })
-            .map(|(index, _)| index)
+        let holds = |slot: usize| {
+            u64::from(self.field(slot, SLOT_LENGTH)) == item.len() as u64
+                && self.item(slot).unwrap_or(&[]) == item
+        };
+        // From the last slot: whole groups of `LANES`, each compared at once into a bit mask
+        // whose highest set bit is the next slot to look at; then the first `k % LANES`.
+        let mut group_start = self.fingerprints.len();
+        for group in self.fingerprints.rchunks_exact(LANES) {
+            group_start -= LANES;
+            let mut mask = group
+                .iter()
+                .enumerate()
+                .fold(0u32, |mask, (lane, &other)| mask | (u32::from(other == fingerprint) << lane));
+            while mask != 0 {
+                let lane = (u32::BITS - 1 - mask.leading_zeros()) as usize;
+                if holds(group_start + lane) {
+                    return Some(group_start + lane);
+                }
+                mask &= !(1 << lane);
+            }
+        }
+        (0..group_start).rev().find(|&slot| self.fingerprints[slot] == fingerprint && holds(slot))
     }
 
     /// Sets a slot's count, leaving the heap order to the caller.
@@ -261,6 +298,6 @@ impl Heap {
                 None => None,
             });
         }
-        Some(Heap { bytes: self.bytes.try_clone().ok()?, items })
+        Heap::from_parts(self.bytes.try_clone().ok()?, items).ok()
     }
 }

@@ -585,3 +585,43 @@ proptest! {
         }
     }
 }
+
+/// `Heap::find` as RedisBloom searches: slot by slot from the last, the first of the same
+/// fingerprint, recorded length and bytes.
+fn find_slot_by_slot(heap: &heap::Heap, item: &[u8], fingerprint: u32) -> Option<usize> {
+    (0..heap.k()).rev().find(|&slot| {
+        let bytes = &heap.bytes.as_slice()[slot * heap::SLOT_BYTES..];
+        let field = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        field(0) == fingerprint && field(4) as usize == item.len() && heap.item(slot).unwrap_or(&[]) == item
+    })
+}
+
+proptest! {
+    /// Few fingerprints and items, so that slots share fingerprints and items repeat; k on
+    /// both sides of the groups `find` compares at once.
+    #[test]
+    fn find_answers_the_last_slot_holding_the_item(
+        k in 1u64..40,
+        entries in prop::collection::vec((0u32..4, 0u8..6, 1u32..50), 0..120),
+        probes in prop::collection::vec((0u32..4, 0u8..6), 1..20),
+    ) {
+        let mut heap = heap::Heap::try_new(k, 7).unwrap();
+        for (fingerprint, item, count) in entries {
+            let _ = heap.replace_min(&[item], fingerprint, count, 0);
+        }
+        let reloaded = reload_heap(&heap, k);
+        for (fingerprint, item) in probes {
+            let expected = find_slot_by_slot(&heap, &[item], fingerprint);
+            prop_assert_eq!(heap.find(&[item], fingerprint), expected);
+            prop_assert_eq!(reloaded.find(&[item], fingerprint), expected);
+            prop_assert_eq!(heap.try_clone().unwrap().find(&[item], fingerprint), expected);
+        }
+    }
+}
+
+/// The heap through its record: what a load rebuilds its fingerprints from.
+fn reload_heap(heap: &heap::Heap, k: u64) -> heap::Heap {
+    let mut saved = Record::default();
+    heap.save(&mut saved);
+    heap::Heap::load(&mut saved, k, encoding::Kept::Spare, &mut 0, BUDGET).unwrap()
+}
