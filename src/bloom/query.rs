@@ -8,10 +8,8 @@
 use super::datatype::METRICS;
 use super::held::{held, Held};
 use crate::shared::call::Call;
-use crate::shared::clock::not_yet_ms;
 use crate::shared::error::CommandError;
-use crate::window::rotation::read_time as window_read_time;
-use redbloom_core::bloom::window::WindowFilter;
+use crate::window::rotation::read_time;
 
 /// BF.EXISTS key item: 0 for a missing key or a key of another type, as RedisBloom answers.
 pub fn exists(call: &Call) -> Result<(), CommandError> {
@@ -28,17 +26,6 @@ pub fn exists(call: &Call) -> Result<(), CommandError> {
     METRICS.count_lookups(1, usize::from(present));
     call.reply_bool(present);
     Ok(())
-}
-
-/// The time a windowed filter is read at: a master's clock, which skips the generations it
-/// expired; none on a replica, which reads what its master's rotations left. Both read alike
-/// while no generation has expired even by a time the clock has not reached, and then the
-/// clock is not read.
-fn read_time(call: &Call, filter: &WindowFilter) -> Option<u64> {
-    if !filter.holds_expired(not_yet_ms()) {
-        return None;
-    }
-    window_read_time(call)
 }
 
 /// BF.MEXISTS key item [item ...]

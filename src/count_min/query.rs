@@ -5,10 +5,8 @@ use super::datatype::METRICS;
 use super::error::CmsError;
 use super::held::{held, Held};
 use crate::shared::call::Call;
-use crate::shared::clock::not_yet_ms;
 use crate::shared::error::CommandError;
 use crate::window::rotation::read_time;
-use redbloom_core::count_min::window::WindowedCountMin;
 
 /// CMS.QUERY key item [item ...]: each item's estimate, the batch hashed and its counters
 /// asked of the CPU before any is read.
@@ -20,7 +18,7 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
     let answer = |count: u64| call.reply_integer(i64::try_from(count).unwrap_or(i64::MAX));
     match sketch {
         Held::Plain(sketch) => sketch.query_all(call.args_from(2), answer),
-        Held::Windowed(sketch) => sketch.query_all(call.args_from(2), read_clock(call, sketch), answer),
+        Held::Windowed(sketch) => sketch.query_all(call.args_from(2), read_time(call, sketch), answer),
     }
     METRICS.count_lookups(call.argc() - 2, 0);
     Ok(())
@@ -37,7 +35,7 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         Held::Windowed(sketch) => (
             sketch.width(),
             sketch.depth(),
-            sketch.count(read_clock(call, sketch)),
+            sketch.count(read_time(call, sketch)),
             sketch.cell_size(),
             Some(*sketch.schedule()),
         ),
@@ -57,14 +55,4 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         call.reply_integer(value);
     }
     Ok(())
-}
-
-/// The clock a read of a windowed sketch goes by ([`read_time`]), when a generation has expired
-/// even by a time the clock has not reached; otherwise none, which reads every generation (a
-/// replica's read, and a master's with nothing to leave out, alike) without reading the clock.
-fn read_clock(call: &Call, sketch: &WindowedCountMin) -> Option<u64> {
-    if !sketch.holds_expired(not_yet_ms()) {
-        return None;
-    }
-    read_time(call)
 }

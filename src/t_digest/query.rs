@@ -16,7 +16,12 @@ use redbloom_core::t_digest::{TDigest, TDigestInfo, WindowContents};
 
 /// The digest a read of `key` answers from: a plain one, or a windowed one's window.
 fn digest_of<'a>(call: &Call, key: &'a Key) -> Result<WindowContents<'a>, CommandError> {
-    read(held(key)?.ok_or(TDigestError::KeyMissing)?, read_time(call))
+    let held = held(key)?.ok_or(TDigestError::KeyMissing)?;
+    let now = match held {
+        Held::Plain(_) => None,
+        Held::Windowed(digest) => read_time(call, digest),
+    };
+    read(held, now)
 }
 
 fn reply_doubles(call: &Call, values: &[f64]) {
@@ -156,7 +161,10 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         Held::Plain(digest) => (digest.info(), None),
         Held::Windowed(digest) => {
             let schedule = digest.schedule();
-            (digest.info(read_time(call)), Some([schedule.window_ms(), u64::from(schedule.generations())]))
+            (
+                digest.info(read_time(call, digest)),
+                Some([schedule.window_ms(), u64::from(schedule.generations())]),
+            )
         }
     };
     let info: TDigestInfo = info.map_err(|_| TDigestError::AllocationFailed)?;

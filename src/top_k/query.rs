@@ -13,7 +13,10 @@ use crate::window::rotation::read_time;
 pub fn query(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let sketch = held(&key)?.ok_or(TopKError::KeyMissing)?;
-    let now = read_time(call);
+    let now = match sketch {
+        Held::Plain(_) => None,
+        Held::Windowed(sketch) => read_time(call, sketch),
+    };
     call.reply_array(call.argc() - 2);
     let mut found = 0;
     for item in call.args_from(2) {
@@ -34,7 +37,10 @@ pub fn query(call: &Call) -> Result<(), CommandError> {
 pub fn count(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let sketch = held(&key)?.ok_or(TopKError::KeyMissing)?;
-    let now = read_time(call);
+    let now = match sketch {
+        Held::Plain(_) => None,
+        Held::Windowed(sketch) => read_time(call, sketch),
+    };
     call.reply_array(call.argc() - 2);
     for item in call.args_from(2) {
         let count = match sketch {
@@ -64,7 +70,7 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let listed = match held(&key)?.ok_or(TopKError::KeyMissing)? {
         Held::Plain(sketch) => sketch.list(),
-        Held::Windowed(sketch) => sketch.list(read_time(call)),
+        Held::Windowed(sketch) => sketch.list(read_time(call, sketch)),
     };
     let listed = listed.map_err(|_| TopKError::InsufficientMemory)?;
     call.reply_array(listed.len() * if with_count { 2 } else { 1 });

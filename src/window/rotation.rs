@@ -35,6 +35,10 @@ pub trait Windowed: RecordType {
     /// Whether a rotation to `now_ms` would close or drop a generation.
     fn needs_rotation(&self, now_ms: u64) -> bool;
 
+    /// Whether some generation has expired at `now_ms` though no rotation dropped it yet:
+    /// only then does a read by that clock answer otherwise than a read of every generation.
+    fn holds_expired(&self, now_ms: u64) -> bool;
+
     /// Whether [`rotate`](Self::rotate) to `at_ms` would change anything (the current span
     /// moving on included), where a type can tell for less than a rotation and its metrics
     /// cost: most writes rotate nothing. By default it is assumed to.
@@ -67,8 +71,13 @@ pub fn rotate_to<V: Windowed>(value: &mut V, at_ms: u64) -> bool {
 
 /// The time a windowed value is read at: a master's clock, which skips the generations it
 /// expired though no rotation dropped them yet; `None` on a replica and in a replay, which read
-/// what their master's rotations left.
-pub fn read_time(call: &Call) -> Option<u64> {
+/// what their master's rotations left. Both read alike while no generation has expired even
+/// by a time the clock has not reached, and then neither the clock nor the context flags are
+/// read (together about a fifth of a lookup): `None` too.
+pub fn read_time<V: Windowed>(call: &Call, value: &V) -> Option<u64> {
+    if !value.holds_expired(not_yet_ms()) {
+        return None;
+    }
     decides(call).then(now_ms)
 }
 

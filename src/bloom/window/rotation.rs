@@ -27,6 +27,10 @@ impl Windowed for WindowFilter {
         WindowFilter::needs_rotation(self, now_ms)
     }
 
+    fn holds_expired(&self, now_ms: u64) -> bool {
+        WindowFilter::holds_expired(self, now_ms)
+    }
+
     fn rotates_at(&self, at_ms: u64) -> bool {
         WindowFilter::rotates_at(self, at_ms)
     }

@@ -26,4 +26,8 @@ impl Windowed for WindowedCountMin {
     fn needs_rotation(&self, now_ms: u64) -> bool {
         WindowedCountMin::needs_rotation(self, now_ms)
     }
+
+    fn holds_expired(&self, now_ms: u64) -> bool {
+        WindowedCountMin::holds_expired(self, now_ms)
+    }
 }

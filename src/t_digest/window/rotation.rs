@@ -28,4 +28,8 @@ impl Windowed for WindowTDigest {
     fn needs_rotation(&self, now_ms: u64) -> bool {
         WindowTDigest::needs_rotation(self, now_ms)
     }
+
+    fn holds_expired(&self, now_ms: u64) -> bool {
+        WindowTDigest::holds_expired(self, now_ms)
+    }
 }

@@ -26,4 +26,8 @@ impl Windowed for WindowTopK {
     fn needs_rotation(&self, now_ms: u64) -> bool {
         WindowTopK::needs_rotation(self, now_ms)
     }
+
+    fn holds_expired(&self, now_ms: u64) -> bool {
+        WindowTopK::holds_expired(self, now_ms)
+    }
 }

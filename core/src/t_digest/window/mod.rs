@@ -137,6 +137,12 @@ impl WindowTDigest {
         self.generations.schedule()
     }
 
+    /// Whether some generation has expired at `now_ms` though no rotation dropped it yet:
+    /// only then does a read by that clock answer otherwise than a read of every generation.
+    pub fn holds_expired(&self, now_ms: u64) -> bool {
+        self.generations.holds_expired(now_ms)
+    }
+
     /// The generations held (expired ones a rotation has not dropped yet included).
     pub fn generations(&self) -> &Generations<TDigest> {
         &self.generations

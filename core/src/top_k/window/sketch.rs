@@ -84,6 +84,12 @@ impl WindowTopK {
         self.generations.current_start_ms()
     }
 
+    /// Whether some generation has expired at `now_ms` though no rotation dropped it yet:
+    /// only then does a read by that clock answer otherwise than a read of every generation.
+    pub fn holds_expired(&self, now_ms: u64) -> bool {
+        self.generations.holds_expired(now_ms)
+    }
+
     /// The generations alive (not yet dropped by a rotation).
     pub fn generation_count(&self) -> usize {
         self.generations.iter().count()
