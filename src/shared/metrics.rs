@@ -2,6 +2,11 @@
 //! freed) and what was asked of it (counters), one set per data type, each with its own field
 //! names (`bf_filters`, `bf_cf_filters`, `bf_cms_sketches`, ...). A command updates a few
 //! relaxed atomics once, not per item, and skips those it would not change.
+//!
+//! The gauges change wherever a value is freed, a background thread included, so they add
+//! atomically. The counters are written by command handlers alone, which Redis runs one at a
+//! time on its main thread: each is read and written back ([`bump`]), without the locked
+//! add that costs a few percent of a single-item command.
 
 use redis_module::raw;
 use std::ffi::{c_int, CStr};
@@ -86,30 +91,35 @@ impl Metrics {
     }
 
     pub fn count_adds(&self, items: usize) {
-        self.adds.fetch_add(items as u64, Ordering::Relaxed);
+        bump(&self.adds, items);
     }
 
     pub fn count_deletes(&self, items: usize) {
-        self.deletes.fetch_add(items as u64, Ordering::Relaxed);
+        bump(&self.deletes, items);
     }
 
     pub fn count_lookups(&self, items: usize, found: usize) {
-        self.lookups.fetch_add(items as u64, Ordering::Relaxed);
+        bump(&self.lookups, items);
         if found > 0 {
-            self.found.fetch_add(found as u64, Ordering::Relaxed);
+            bump(&self.found, found);
         }
     }
 
     /// Items a filter had no room for.
     pub fn count_full_errors(&self, items: usize) {
         if items > 0 {
-            self.full_errors.fetch_add(items as u64, Ordering::Relaxed);
+            bump(&self.full_errors, items);
         }
     }
 
     pub fn count_refused_creation(&self) {
-        self.refused_creations.fetch_add(1, Ordering::Relaxed);
+        bump(&self.refused_creations, 1);
     }
+}
+
+/// Adds `by` to a counter that only Redis's main thread writes (see the module's comment).
+fn bump(counter: &AtomicU64, by: usize) {
+    counter.store(counter.load(Ordering::Relaxed).wrapping_add(by as u64), Ordering::Relaxed);
 }
 
 /// The field names of one kind of value (Redis puts `bf_` before each), in the order INFO
