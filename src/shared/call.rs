@@ -2,11 +2,13 @@
 //! replication and keyspace notifications it sends. Every reply is one call into Redis.
 
 use super::config;
+use super::double_text::DoubleText;
 use super::error::CommandError;
 use super::keyspace::Key;
 use redis_module::raw;
 use std::cell::Cell;
 use std::ffi::{c_int, CStr};
+use std::sync::OnceLock;
 
 /// One command invocation: its context and arguments, and the replies, replication and
 /// notifications it sends.
@@ -169,7 +171,16 @@ impl<'a> Call<'a> {
         self.reply_simple(c"OK");
     }
 
+    /// A double as the server spells it. Where that is glibc's `%.17g` (a RESP2 client of
+    /// Redis before 7.2), the same bytes are spelled here, in about 250 instructions against
+    /// glibc's 4,000, and sent as the bulk string Redis would send.
     pub fn reply_double(&self, value: f64) {
+        if server_spells_doubles_with_printf() && !self.is_resp3() {
+            if let Some(text) = DoubleText::printf_g17(value) {
+                self.reply_bulk(text.as_bytes());
+                return;
+            }
+        }
         unsafe {
             if let Some(f) = raw::RedisModule_ReplyWithDouble {
                 f(self.ctx, value);
@@ -241,4 +252,19 @@ impl<'a> Call<'a> {
             }
         }
     }
+}
+
+/// Redis 7.2 replaced `snprintf("%.17g")` in its double replies by its own shortest spelling
+/// (`0.1`, not `0.10000000000000001`). Valkey spells as 7.2 does, and reports a version
+/// from 7.2.4 on.
+const SHORTEST_DOUBLES_SINCE: c_int = 0x0007_0200;
+
+/// Whether the server replies a double to a RESP2 client as a bulk string of `%.17g`, asked
+/// once.
+fn server_spells_doubles_with_printf() -> bool {
+    static PRINTF: OnceLock<bool> = OnceLock::new();
+    // SAFETY: the API table is filled in at module load, before any command runs.
+    *PRINTF.get_or_init(|| unsafe {
+        raw::RedisModule_GetServerVersion.is_some_and(|version| version() < SHORTEST_DOUBLES_SINCE)
+    })
 }

@@ -14,6 +14,7 @@
 //! - [`clock`]: the server's clock, and which calls may decide by it;
 //! - [`key_timer`]: keys a timer visits, for values that change with the clock;
 //! - [`call`]: one command call: arguments, replies, replication, notifications;
+//! - [`double_text`]: a double spelled as glibc's `%.17g` spells it, as Redis 7.0 replies one;
 //! - [`command`]: the command table, the entry point with its panic guard, COMMAND INFO;
 //! - [`docs`]: COMMAND DOCS's description of arguments;
 //! - [`parse`]: integers, floats and keywords as Redis reads them.
@@ -26,6 +27,7 @@ pub mod command;
 pub mod config;
 pub mod datatype;
 pub mod docs;
+pub mod double_text;
 pub mod error;
 pub mod key_timer;
 pub mod keyspace;

@@ -15,6 +15,7 @@
 mod cell_size;
 mod cell_size_records;
 mod count_min;
+mod doubles;
 mod hostile;
 mod persistence;
 mod switching;
