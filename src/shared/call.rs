@@ -255,9 +255,11 @@ impl<'a> Call<'a> {
 }
 
 /// Redis 7.2 replaced `snprintf("%.17g")` in its double replies by its own shortest spelling
-/// (`0.1`, not `0.10000000000000001`). Valkey spells as 7.2 does, and reports a version
-/// from 7.2.4 on.
-const SHORTEST_DOUBLES_SINCE: c_int = 0x0007_0200;
+/// (`0.1`, not `0.10000000000000001`); its release candidates report 7.1.x, and not every one
+/// of them may have had it, so only 7.0 and older take the module's own spelling (any other
+/// server gets `RM_ReplyWithDouble`, its own bytes whatever they are). Valkey spells as 7.2
+/// does, and reports a version from 7.2.4 on.
+const SHORTEST_DOUBLES_SINCE: c_int = 0x0007_0100;
 
 /// Whether the server replies a double to a RESP2 client as a bulk string of `%.17g`, asked
 /// once.
