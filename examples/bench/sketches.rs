@@ -10,7 +10,7 @@ use redis::Connection;
 use std::fmt::Write;
 
 /// Calls per slice: short, so that both servers see the same moments of the machine.
-const SINGLE_CALLS: usize = 2_000;
+const SINGLE_CALLS: usize = 5_000;
 const BATCH_CALLS: usize = 40;
 const BATCH: usize = 100;
 
