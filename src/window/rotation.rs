@@ -40,11 +40,9 @@ pub trait Windowed: RecordType {
     fn holds_expired(&self, now_ms: u64) -> bool;
 
     /// Whether [`rotate`](Self::rotate) to `at_ms` would change anything (the current span
-    /// moving on included), where a type can tell for less than a rotation and its metrics
-    /// cost: most writes rotate nothing. By default it is assumed to.
-    fn rotates_at(&self, _at_ms: u64) -> bool {
-        true
-    }
+    /// moving on included), for less than a rotation and its metrics cost: most writes
+    /// rotate nothing.
+    fn rotates_at(&self, at_ms: u64) -> bool;
 }
 
 /// Gives back dropped generations' memory, `bytes` of it, in the background when it is large.

@@ -115,6 +115,13 @@ impl<T> Generations<T> {
         })
     }
 
+    /// Whether [`rotate`](Self::rotate) to `at_ms` would change anything: move the current
+    /// span on, or drop a generation. Without a division: the current span starts on the
+    /// grid (a load refuses any other start), so a later span starts at its end or after.
+    pub fn rotates_at(&self, at_ms: u64) -> bool {
+        at_ms >= self.current_start_ms.saturating_add(self.schedule.span_ms()) || self.holds_expired(at_ms)
+    }
+
     /// Whether some generation has expired at `now_ms` though no rotation dropped it yet.
     pub fn holds_expired(&self, now_ms: u64) -> bool {
         self.iter().next().is_some_and(|oldest| self.schedule.expiry_ms(oldest.start_ms) <= now_ms)

@@ -47,6 +47,9 @@ pub fn generations_in_range(generations: i64) -> bool {
 pub struct Schedule {
     window_ms: u64,
     generations: u32,
+    /// [`span_ms`](Self::span_ms), divided once: every windowed write and many reads ask for
+    /// it, and a 64-bit division takes dozens of cycles.
+    span_ms: u64,
 }
 
 impl Schedule {
@@ -58,7 +61,7 @@ impl Schedule {
         if !(MIN_GENERATIONS..=MAX_GENERATIONS).contains(&generations) || u64::from(generations) > window_ms {
             return Err(ScheduleError::Generations);
         }
-        Ok(Schedule { window_ms, generations })
+        Ok(Schedule { window_ms, generations, span_ms: window_ms.div_ceil(u64::from(generations)) })
     }
 
     /// The window, in milliseconds.
@@ -76,7 +79,7 @@ impl Schedule {
     /// forgets in time: a write is gone `window + span` after it, and with whole milliseconds
     /// that is never later than the first millisecond past `window * (1 + 1 / generations)`.
     pub fn span_ms(&self) -> u64 {
-        self.window_ms.div_ceil(u64::from(self.generations))
+        self.span_ms
     }
 
     /// The most generations alive at once: every generation whose writes may be younger than

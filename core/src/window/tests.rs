@@ -123,3 +123,27 @@ fn the_record_loads_back_and_hostile_times_are_refused() {
         assert_eq!(load(&mut record).is_ok(), loads, "current span at {start}");
     }
 }
+
+proptest::proptest! {
+    /// The check every windowed write makes before it rotates: told without a division, it
+    /// answers what the rotation then does, for any schedule, writes and times (clocks set
+    /// back included).
+    #[test]
+    fn rotates_at_tells_whether_a_rotation_changes_anything(
+        window_ms in 1u64..5_000,
+        generations in 1u32..8,
+        steps in proptest::collection::vec((0u64..3_000, proptest::bool::ANY, proptest::bool::ANY), 1..60),
+    ) {
+        let Ok(schedule) = Schedule::new(window_ms, generations) else { return Ok(()) };
+        let mut held = Generations::new(schedule).unwrap();
+        let mut now = 1_000_000u64;
+        for (step, back, writes) in steps {
+            now = if back { now.saturating_sub(step / 4) } else { now + step };
+            let told = held.rotates_at(now);
+            proptest::prop_assert_eq!(told, held.rotate(now).changed(), "at {}", now);
+            if writes {
+                *held.current_or_open(|| Ok::<u32, std::convert::Infallible>(0)).unwrap() += 1;
+            }
+        }
+    }
+}

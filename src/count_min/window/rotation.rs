@@ -30,4 +30,8 @@ impl Windowed for WindowedCountMin {
     fn holds_expired(&self, now_ms: u64) -> bool {
         WindowedCountMin::holds_expired(self, now_ms)
     }
+
+    fn rotates_at(&self, at_ms: u64) -> bool {
+        WindowedCountMin::rotates_at(self, at_ms)
+    }
 }

@@ -32,4 +32,8 @@ impl Windowed for WindowTDigest {
     fn holds_expired(&self, now_ms: u64) -> bool {
         WindowTDigest::holds_expired(self, now_ms)
     }
+
+    fn rotates_at(&self, at_ms: u64) -> bool {
+        WindowTDigest::rotates_at(self, at_ms)
+    }
 }

@@ -30,4 +30,8 @@ impl Windowed for WindowTopK {
     fn holds_expired(&self, now_ms: u64) -> bool {
         WindowTopK::holds_expired(self, now_ms)
     }
+
+    fn rotates_at(&self, at_ms: u64) -> bool {
+        WindowTopK::rotates_at(self, at_ms)
+    }
 }

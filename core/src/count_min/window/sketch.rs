@@ -277,6 +277,13 @@ impl WindowedCountMin {
         self.generations.older().first().is_none_or(|oldest| schedule.expiry_ms(oldest.start_ms) > closes)
     }
 
+    /// Whether a rotation to `at_ms` would change anything (see
+    /// [`Generations::rotates_at`](crate::window::Generations::rotates_at)): most writes
+    /// rotate nothing, and need not pay a rotation's bookkeeping to learn it.
+    pub fn rotates_at(&self, at_ms: u64) -> bool {
+        self.generations.rotates_at(at_ms)
+    }
+
     /// Whether some generation has expired at `now_ms` though no rotation dropped it yet:
     /// only then does a read by that clock answer otherwise than a read of every generation.
     pub fn holds_expired(&self, now_ms: u64) -> bool {
