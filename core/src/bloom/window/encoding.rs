@@ -175,7 +175,7 @@ impl WindowFilter {
             return Err(DecodeError::Malformed("trailing bytes after the last generation"));
         }
         generations.rotate(current_start_ms);
-        Ok(WindowFilter { params, generations, layouts: Layouts::default() })
+        Ok(WindowFilter::assembled(params, generations, Layouts::default()))
     }
 
     /// The chunks in order, each with the offset just past its end.

@@ -8,6 +8,9 @@ use crate::bloom::hash::ItemHash;
 use crate::bloom::sub_filter::{FirstBlockPattern, SubFilter};
 use crate::window::{Generations, Rotation, Stamped};
 
+/// Bit arrays up to this size likely sit in the core's caches (as Count-Min's counters do).
+const CACHED_BYTES: u64 = 256 << 10;
+
 /// A Bloom filter that forgets: items are kept in generations, one per span of
 /// `window / generations` milliseconds, and a generation is dropped once everything in it is
 /// older than the window. See the module documentation for the promises and the sizing.
@@ -20,6 +23,31 @@ pub struct WindowFilter {
     pub(super) params: WindowParams,
     pub(super) generations: Generations<Generation>,
     pub(super) layouts: Layouts,
+    /// The generations' sums, kept as they open, grow, take adds and are dropped: every
+    /// write asks for them twice (the module's metrics), and summing the generations each
+    /// time cost about 200 instructions.
+    totals: Totals,
+}
+
+/// What [`WindowFilter::totals`] answers: bytes of bit arrays, latest items, links.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Totals {
+    bytes: usize,
+    items: u64,
+    links: usize,
+}
+
+impl Totals {
+    /// The sums over `generations`, counted.
+    fn of(generations: &Generations<Generation>) -> Totals {
+        let mut totals = Totals::default();
+        for generation in generations.iter() {
+            totals.bytes += generation.value.bits_bytes();
+            totals.items += generation.value.latest;
+            totals.links += generation.value.link_count();
+        }
+        totals
+    }
 }
 
 impl WindowFilter {
@@ -38,13 +66,23 @@ impl WindowFilter {
         let mut generations = Generations::new(*params.schedule())?;
         // No generation yet: this only sets the current span.
         generations.rotate(now_ms);
-        Ok(WindowFilter { params, generations, layouts })
+        Ok(WindowFilter::assembled(params, generations, layouts))
+    }
+
+    /// A filter of these parts, its sums counted.
+    pub(super) fn assembled(
+        params: WindowParams,
+        generations: Generations<Generation>,
+        layouts: Layouts,
+    ) -> WindowFilter {
+        let totals = Totals::of(&generations);
+        WindowFilter { params, generations, layouts, totals }
     }
 
     /// A deep copy; only [`FilterError::OutOfMemory`] can refuse it.
     pub fn try_clone(&self) -> Result<WindowFilter, FilterError> {
         let generations = self.generations.try_map(Generation::try_clone)?;
-        Ok(WindowFilter { params: self.params, generations, layouts: self.layouts })
+        Ok(WindowFilter { params: self.params, generations, layouts: self.layouts, totals: self.totals })
     }
 
     /// Its parameters.
@@ -70,7 +108,14 @@ impl WindowFilter {
     ///
     /// Deterministic: the same filter rotated to the same time gives the same filter.
     pub fn rotate(&mut self, now_ms: u64) -> Rotation<Generation> {
-        self.generations.rotate(now_ms)
+        let rotation = self.generations.rotate(now_ms);
+        for dropped in &rotation.dropped {
+            let totals = &mut self.totals;
+            totals.bytes -= dropped.value.bits_bytes();
+            totals.items -= dropped.value.latest;
+            totals.links -= dropped.value.link_count();
+        }
+        rotation
     }
 
     /// When [`rotate`](Self::rotate) will next change more than the current span's start
@@ -83,9 +128,7 @@ impl WindowFilter {
     /// span on, or drop a generation. Cheaper than a rotation's bookkeeping, which most writes
     /// need none of.
     pub fn rotates_at(&self, at_ms: u64) -> bool {
-        let generations = &self.generations;
-        generations.schedule().span_start(at_ms) > generations.current_start_ms()
-            || generations.holds_expired(at_ms)
+        self.generations.rotates_at(at_ms)
     }
 
     /// Whether some generation has expired at `at_ms` though no rotation dropped it yet: when
@@ -125,21 +168,32 @@ impl WindowFilter {
         hash: &ItemHash,
         mut max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
-        let WindowFilter { params, generations, layouts } = self;
+        let WindowFilter { params, generations, layouts, totals } = self;
+        let sizes = |generation: &Generation| (generation.bits_bytes(), generation.link_count());
+        let (bytes_before, links_before) = generations.current().map_or((0, 0), |current| sizes(&current.value));
         // What the current generation may take is what the others leave of the budget.
-        let older_bytes: usize = generations.older().iter().map(|older| older.value.bits_bytes()).sum();
+        let older_bytes = totals.bytes - bytes_before;
         let current = generations
             .current_or_open(|| Generation::open(params, layouts, max_bytes().saturating_sub(older_bytes)))?;
-        if !current.insert_hash(hash, params, layouts, || max_bytes().saturating_sub(older_bytes))? {
+        let added = current.insert_hash(hash, params, layouts, || max_bytes().saturating_sub(older_bytes));
+        // Opened, or grown by an overflow, even where the add then failed.
+        let (bytes_after, links_after) = sizes(current);
+        totals.bytes = totals.bytes - bytes_before + bytes_after;
+        totals.links = totals.links - links_before + links_after;
+        if !added? {
             return Ok(false);
         }
         current.latest += 1;
+        totals.items += 1;
         // Newest first: the generation of its previous add is the newest that holds it.
         let mut pattern = FirstBlockPattern::default();
         match generations.older_mut().iter_mut().rev().find(|older| older.value.contains(hash, &mut pattern))
         {
             Some(previous) => {
-                previous.value.latest = previous.value.latest.saturating_sub(1);
+                if previous.value.latest > 0 {
+                    previous.value.latest -= 1;
+                    totals.items -= 1;
+                }
                 Ok(false)
             }
             None => Ok(true),
@@ -210,12 +264,30 @@ impl WindowFilter {
         found
     }
 
+    /// Asks for the item's cache lines in every live generation, where they are likely out
+    /// of the core's caches.
     #[inline]
     fn prefetch(&self, hash: &ItemHash, now_ms: Option<u64>, every_block: bool) {
+        if !self.prefetch_pays() {
+            return;
+        }
         self.for_each_live(now_ms, |generation| {
             generation.prefetch(hash, every_block);
             true
         });
+    }
+
+    /// Whether a window of base links takes more than [`CACHED_BYTES`] (known from the sizing,
+    /// or from the oldest generation of a filter just loaded): below, the lines asked for are
+    /// in the caches already and asking costs a sixth of a small filter's lookup.
+    #[inline]
+    fn prefetch_pays(&self) -> bool {
+        let base_bytes = self.layouts.base_bytes().or_else(|| {
+            self.generations.iter().next().map(|generation| generation.value.base.bits_bytes() as u64)
+        });
+        base_bytes.is_none_or(|bytes| {
+            bytes.saturating_mul(u64::from(self.params.max_live_generations())) > CACHED_BYTES
+        })
     }
 
     /// Calls `visit` on the generations a lookup asks ([`Generations::live`]), newest first,
@@ -252,7 +324,7 @@ impl WindowFilter {
     /// About how many distinct items were added within the window (BF.CARD): each item
     /// counts in the generation of its latest add only, until that one is dropped.
     pub fn items(&self) -> u64 {
-        self.generations().map(|generation| generation.value.latest).sum()
+        self.totals.items
     }
 
     /// Items per window the filter was sized for, as reserved.
@@ -262,21 +334,24 @@ impl WindowFilter {
 
     /// Links in all generations together.
     pub fn link_count(&self) -> usize {
-        self.generations().map(|generation| generation.value.link_count()).sum()
+        self.totals.links
     }
 
-    /// Bytes of bit arrays, items ([`items`](Self::items)) and links, in one pass: what the
+    /// Bytes of bit arrays, items ([`items`](Self::items)) and links, as kept: what the
     /// module's metrics follow around every write.
     pub fn totals(&self) -> (usize, u64, usize) {
-        self.generations().fold((0, 0, 0), |(bytes, items, links), generation| {
-            let generation = &generation.value;
-            (bytes + generation.bits_bytes(), items + generation.latest, links + generation.link_count())
-        })
+        (self.totals.bytes, self.totals.items, self.totals.links)
+    }
+
+    /// Whether the kept sums are the generations' (the tests' check on the bookkeeping).
+    #[cfg(test)]
+    pub(super) fn totals_hold(&self) -> bool {
+        self.totals == Totals::of(&self.generations)
     }
 
     /// Bytes of bit arrays alone.
     pub fn bits_bytes(&self) -> usize {
-        self.generations().map(|generation| generation.value.bits_bytes()).sum()
+        self.totals.bytes
     }
 
     /// Everything this filter holds allocated: what MEMORY USAGE and BF.INFO report.

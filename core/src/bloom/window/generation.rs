@@ -21,6 +21,11 @@ impl Layouts {
         sized(&mut self.base, params.generation_capacity(), params.base_error_rate())
     }
 
+    /// Bytes of a base link, once sized.
+    pub(super) fn base_bytes(&self) -> Option<u64> {
+        self.base.map(|layout| layout.bits() / 8)
+    }
+
     fn overflow(&mut self, params: &WindowParams) -> Result<Layout, FilterError> {
         sized(&mut self.overflow, params.overflow_capacity(), params.overflow_first_link_error_rate())
     }

@@ -205,6 +205,7 @@ proptest! {
         for op in ops {
             now += op.advance;
             filter.rotate(now);
+            prop_assert!(filter.totals_hold(), "sums kept through a rotation");
             prop_assert!(filter.generations().count() <= max_live);
             prop_assert!(filter.generations().all(|generation| generation.start_ms + filter.params().span_ms() + window > now));
             for (&item, &at) in &latest {
@@ -225,13 +226,16 @@ proptest! {
                     prop_assert!(!answer, "an item within its window answered new");
                 }
                 latest.insert(op.item, now);
+                prop_assert!(filter.totals_hold(), "sums kept through an add");
             }
         }
         let copy = reloaded(&filter);
         prop_assert!(same(&copy, &filter));
+        prop_assert!(copy.totals_hold() && filter.try_clone().unwrap().totals_hold());
         let mut record = record_of(&filter);
         let loaded = WindowFilter::load_rdb(WindowFilter::ENCODING_VERSION, &mut record, UNLIMITED).unwrap();
         prop_assert!(same(&loaded, &filter));
+        prop_assert!(loaded.totals_hold());
         prop_assert_eq!(loaded.items(), filter.items());
         prop_assert_eq!(loaded.memory_bytes(), filter.memory_bytes());
     }
@@ -286,4 +290,22 @@ fn whether_a_rotation_changes_anything_is_told_without_one() {
         filter.insert(&member(now), || UNLIMITED).unwrap();
     }
     assert!(!filter.rotates_at(now - 300), "a clock set back changes nothing");
+}
+
+/// An add refused for memory after its overflow opened, or before: the kept sums still are
+/// the generations'.
+#[test]
+fn sums_are_kept_through_adds_refused_for_memory() {
+    let mut filter = filter(1000, 4, 100, 0.01, 2);
+    let now = filter.current_start_ms();
+    filter.rotate(now);
+    let budget = filter.params().max_live_generations() as usize * 200;
+    let mut refused = 0;
+    for n in 0..2000u64 {
+        if filter.insert(&member(n), || budget).is_err() {
+            refused += 1;
+        }
+        assert!(filter.totals_hold(), "after add {n}");
+    }
+    assert!(refused > 0, "the budget was reached");
 }
