@@ -42,6 +42,8 @@ struct Options {
     sketches: Part,
     /// Whether to measure windowed filters against plain ones, or them only.
     window: Part,
+    /// Of the windowed measurements, only the windowed filter's steady streams.
+    window_stream_only: bool,
     json: PathBuf,
     rounds: usize,
     sizes: Vec<FilterSize>,
@@ -63,6 +65,7 @@ fn options() -> Options {
         cuckoo: true,
         sketches: Part::Also,
         window: Part::Also,
+        window_stream_only: false,
         json: PathBuf::from("target/bench/results.json"),
         rounds: 5,
         sizes: FilterSize::all(),
@@ -80,6 +83,7 @@ fn options() -> Options {
             "--only-sketches" => options.sketches = Part::Only,
             "--no-window" => options.window = Part::Skip,
             "--only-window" => options.window = Part::Only,
+            "--only-window-stream" => (options.window, options.window_stream_only) = (Part::Only, true),
             "--rounds" => {
                 options.rounds = value().parse().unwrap_or_else(|_| usage("--rounds takes a number"));
             }
@@ -99,7 +103,7 @@ fn options() -> Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB,1GB@0.1% --json FILE --no-huge-pages --no-redisbloom-format --no-cuckoo --no-sketches --only-sketches --no-window --only-window']"
+        "{problem}\nusage: make bench [BENCH_ARGS='--compare-module PATH --rounds N --sizes 1MB,12MB,1GB,1GB@0.1% --json FILE --no-huge-pages --no-redisbloom-format --no-cuckoo --no-sketches --only-sketches --no-window --only-window --only-window-stream']"
     );
     std::process::exit(2)
 }
@@ -108,8 +112,11 @@ fn main() {
     let options = options();
     if options.window != Part::Skip && options.sketches != Part::Only {
         eprintln!("== windowed values against plain ones of the same size");
-        let runs: [fn(usize) -> Vec<window::Row>; 5] =
-            [window::run, window::stream, window_cms::run, window_top_k::run, window_t_digest::run];
+        let runs: &[fn(usize) -> Vec<window::Row>] = if options.window_stream_only {
+            &[window::stream]
+        } else {
+            &[window::run, window::stream, window_cms::run, window_top_k::run, window_t_digest::run]
+        };
         let rows: Vec<window::Row> = runs.iter().flat_map(|run| run(options.rounds)).collect();
         let table = window::table(&rows);
         println!("{table}");
