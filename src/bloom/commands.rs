@@ -4,8 +4,8 @@
 use super::{add, dump, info, query, reserve};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
 use crate::shared::docs::{
-    argument, choice, keyword, Argument, Kind, CAPACITY, ERROR, EXPANSION, ITEMS, ITEMS_KEYWORD, KEY,
-    KEY_ONLY, LOADCHUNK, MANY_ITEMS, NOCREATE, ONE_ITEM, SCANDUMP,
+    argument, choice, keyword, Argument, Kind, CAPACITY, ERROR, EXPANSION, GENERATIONS, ITEMS, ITEMS_KEYWORD,
+    KEY, KEY_ONLY, LOADCHUNK, MANY_ITEMS, NOCREATE, ONE_ITEM, SCANDUMP, WINDOW,
 };
 use crate::window::rotation::rotate_command;
 use redbloom_core::bloom::window::WindowFilter;
@@ -30,9 +30,22 @@ const RESERVE: &[Argument] = &[
     EXPANSION,
     NONSCALING,
     FORMAT,
+    WINDOW,
+    GENERATIONS,
 ];
-const INSERT: &[Argument] =
-    &[KEY, CAPACITY, ERROR, EXPANSION, NOCREATE, NONSCALING, FORMAT, ITEMS_KEYWORD, ITEMS];
+const INSERT: &[Argument] = &[
+    KEY,
+    CAPACITY,
+    ERROR,
+    EXPANSION,
+    NOCREATE,
+    NONSCALING,
+    FORMAT,
+    WINDOW,
+    GENERATIONS,
+    ITEMS_KEYWORD,
+    ITEMS,
+];
 const INFO: &[Argument] =
     &[KEY, Argument { token: None, ..keyword(c"single_value", c"", Kind::OneOf(INFO_FIELDS)) }];
 

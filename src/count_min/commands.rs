@@ -3,13 +3,13 @@
 
 use super::{create, query, update};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, OVERWRITES, READS};
-use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
+use crate::shared::docs::{
+    argument, keyword, Argument, Kind, GENERATIONS, ITEMS, KEY, KEY_ONLY, MANY_ITEMS, WINDOW,
+};
 use crate::window::rotation::rotate_command;
 use redbloom_core::count_min::window::WindowedCountMin;
 
 const CELL_SIZE: Argument = keyword(c"cell_size", c"CELL_SIZE", Kind::Integer);
-const WINDOW: Argument = keyword(c"window", c"WINDOW", Kind::Integer);
-const GENERATIONS: Argument = keyword(c"generations", c"GENERATIONS", Kind::Integer);
 const BY_DIMENSIONS: &[Argument] = &[
     KEY,
     argument(c"width", Kind::Integer),

@@ -50,6 +50,10 @@ pub const EXPANSION: Argument = keyword(c"expansion", c"EXPANSION", Kind::Intege
 pub const ERROR: Argument = keyword(c"error", c"ERROR", Kind::Double);
 pub const CAPACITY: Argument = keyword(c"capacity", c"CAPACITY", Kind::Integer);
 pub const NOCREATE: Argument = keyword(c"nocreate", c"NOCREATE", Kind::Token);
+/// `WINDOW ms [GENERATIONS g]`, which every creating command takes (an extension): a value
+/// that forgets what is older than the window.
+pub const WINDOW: Argument = keyword(c"window", c"WINDOW", Kind::Integer);
+pub const GENERATIONS: Argument = keyword(c"generations", c"GENERATIONS", Kind::Integer);
 /// `ITEMS`, which ends the options: not optional where it stands.
 pub const ITEMS_KEYWORD: Argument = Argument { optional: false, ..keyword(c"items", c"ITEMS", Kind::Token) };
 

@@ -3,16 +3,12 @@
 
 use super::{query, update};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, OVERWRITES, READS};
-use crate::shared::docs::{argument, keyword, Argument, Kind, KEY, KEY_ONLY};
+use crate::shared::docs::{argument, keyword, Argument, Kind, GENERATIONS, KEY, KEY_ONLY, WINDOW};
 use crate::window::rotation::rotate_command;
 use redbloom_core::t_digest::WindowTDigest;
 
-const CREATE: &[Argument] = &[
-    KEY,
-    keyword(c"compression", c"COMPRESSION", Kind::Integer),
-    keyword(c"window", c"WINDOW", Kind::Integer),
-    keyword(c"generations", c"GENERATIONS", Kind::Integer),
-];
+const CREATE: &[Argument] =
+    &[KEY, keyword(c"compression", c"COMPRESSION", Kind::Integer), WINDOW, GENERATIONS];
 const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
 const VALUES: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"value", Kind::Double) }];
 const QUANTILES: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"quantile", Kind::Double) }];

@@ -3,7 +3,9 @@
 
 use super::{add, query, reserve};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
-use crate::shared::docs::{argument, keyword, Argument, Kind, ITEMS, KEY, KEY_ONLY, MANY_ITEMS};
+use crate::shared::docs::{
+    argument, keyword, Argument, Kind, GENERATIONS, ITEMS, KEY, KEY_ONLY, MANY_ITEMS, WINDOW,
+};
 use crate::window::rotation::rotate_command;
 use redbloom_core::top_k::window::WindowTopK;
 
@@ -13,6 +15,8 @@ const RESERVE: &[Argument] = &[
     Argument { optional: true, ..argument(c"width", Kind::Integer) },
     Argument { optional: true, ..argument(c"depth", Kind::Integer) },
     Argument { optional: true, ..argument(c"decay", Kind::Double) },
+    WINDOW,
+    GENERATIONS,
 ];
 const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
 const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
