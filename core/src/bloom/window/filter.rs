@@ -170,7 +170,8 @@ impl WindowFilter {
     ) -> Result<bool, FilterError> {
         let WindowFilter { params, generations, layouts, totals } = self;
         let sizes = |generation: &Generation| (generation.bits_bytes(), generation.link_count());
-        let (bytes_before, links_before) = generations.current().map_or((0, 0), |current| sizes(&current.value));
+        let (bytes_before, links_before) =
+            generations.current().map_or((0, 0), |current| sizes(&current.value));
         // What the current generation may take is what the others leave of the budget.
         let older_bytes = totals.bytes - bytes_before;
         let current = generations
