@@ -28,8 +28,10 @@ pub enum TDigestError {
     BadHighCut,
     CutsOutOfRange,
     CutsOutOfOrder,
-    WindowedDestination,
+    PlainIntoWindowed,
     WindowedSource,
+    ScheduleDiffers,
+    SourceAhead,
 }
 
 impl TDigestError {
@@ -63,12 +65,14 @@ impl TDigestError {
             TDigestError::CutsOutOfOrder => {
                 c"ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile"
             }
-            TDigestError::WindowedDestination => {
-                c"ERR T-Digest: a windowed t-digest cannot be a merge destination (merged values have no time)"
+            TDigestError::PlainIntoWindowed => {
+                c"ERR T-Digest: a windowed t-digest merges only windowed t-digests (a plain digest's values have no time)"
             }
             TDigestError::WindowedSource => {
                 c"ERR T-Digest: a windowed t-digest cannot be a merge source (a plain digest does not forget)"
             }
+            TDigestError::ScheduleDiffers => c"ERR T-Digest: window/generations is not equal",
+            TDigestError::SourceAhead => c"ERR T-Digest: a source's window is ahead of the destination's clock",
         }
     }
 }

@@ -6,9 +6,10 @@
 //! so master, replica, AOF and restart hold the same digest bit for bit and answer alike.
 //!
 //! A windowed digest (`WINDOW ms`) is rotated by the master's clock before each write, the
-//! rotation replicated ahead of the write. MERGE refuses windowed digests, as destination
-//! (merged values have no time to be forgotten at) and as source (a plain digest would keep
-//! what the window forgets).
+//! rotation replicated ahead of the write. MERGE into a windowed digest takes windowed sources
+//! of its window and generations and merges them span by span; a plain digest and a windowed
+//! one do not merge either way (a plain digest would keep what the window forgets, and its
+//! values have no time the window could forget them at).
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
@@ -16,12 +17,15 @@ use super::held::{held, held_mut, Held, HeldMut};
 use super::parse;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
+use crate::shared::keyspace::Key;
 use crate::shared::metrics::{self, Measured};
 use crate::shared::parse::is_keyword;
 use crate::window::parse::trailing;
 use crate::window::rotation::{created, free, rotate_for_write};
 use redbloom_core::decode::Persistent;
-use redbloom_core::t_digest::{AddError, MergeError, SizeError, TDigest, WindowTDigest, DEFAULT_COMPRESSION};
+use redbloom_core::t_digest::{
+    AddError, MergeError, SizeError, TDigest, WindowMergeError, WindowTDigest, DEFAULT_COMPRESSION,
+};
 use redbloom_core::window::Schedule;
 
 /// Values TDIGEST.ADD reads without allocating.
@@ -176,12 +180,13 @@ fn add_error(error: AddError) -> CommandError {
 /// TDIGEST.MERGE destination numkeys source [source ...] [COMPRESSION compression] [OVERRIDE]:
 /// the destination becomes a new digest of the sources (and of itself, when it exists and
 /// OVERRIDE is absent). RedisBloom's checks, in its order; the options are found by search
-/// among the words after the sources, as there.
+/// among the words after the sources, as there. A windowed destination takes windowed
+/// sources, span by span ([`merge_windowed`]).
 pub fn merge(call: &Call) -> Result<(), CommandError> {
     let mut destination = call.open_key_for_writing();
-    let exists = match held(&destination)? {
-        Some(Held::Windowed(_)) => return Err(TDigestError::WindowedDestination.into()),
-        found => found.is_some(),
+    let (exists, windowed) = match held(&destination)? {
+        Some(Held::Windowed(_)) => (true, true),
+        found => (found.is_some(), false),
     };
     let count = crate::shared::parse::integer(call.arg(2)).ok_or(TDigestError::BadNumkeys)?;
     let count =
@@ -202,6 +207,9 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         None => None,
     };
     let keys: Vec<_> = (first_source..after_sources).filter_map(|index| call.open_key_at(index)).collect();
+    if windowed {
+        return merge_windowed(call, &mut destination, &keys, replace, compression);
+    }
     let mut sources: Vec<&TDigest> = Vec::with_capacity(count);
     for key in &keys {
         match held(key)?.ok_or(TDigestError::KeyMissing)? {
@@ -210,18 +218,55 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         }
     }
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
-    let merged =
-        TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(
-            |error| match error {
-                MergeError::Invalid => TDigestError::CompressionNotPositive,
-                MergeError::TooLarge | MergeError::OutOfMemory => TDigestError::MergeAllocationFailed,
-                MergeError::Overflow => TDigestError::Overflow,
-            },
-        )?;
+    let merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(merge_error)?;
     drop(sources);
     destination.store(merged)?;
     call.replicate_verbatim();
     call.notify(c"tdigest.merge");
     call.reply_ok();
     Ok(())
+}
+
+/// TDIGEST.MERGE into a windowed digest: every source a windowed digest (checked before the
+/// destination is rotated to the master's clock), merged span by span at the destination's
+/// current span (the core's `WindowTDigest::merged`).
+fn merge_windowed(
+    call: &Call,
+    destination: &mut Key,
+    keys: &[Key],
+    replace: bool,
+    compression: Option<u64>,
+) -> Result<(), CommandError> {
+    for key in keys {
+        if let Held::Plain(_) = held(key)?.ok_or(TDigestError::KeyMissing)? {
+            return Err(TDigestError::PlainIntoWindowed.into());
+        }
+    }
+    rotate_for_write(call, destination.get_mut::<WindowTDigest>()?.ok_or(TDigestError::KeyMissing)?);
+    let kept = destination.get::<WindowTDigest>()?.ok_or(TDigestError::KeyMissing)?;
+    let mut sources: Vec<&WindowTDigest> = Vec::with_capacity(keys.len());
+    for key in keys {
+        sources.push(key.get::<WindowTDigest>()?.ok_or(TDigestError::KeyMissing)?);
+    }
+    let merged = WindowTDigest::merged(kept, replace, &sources, compression, call.max_filter_bytes())
+        .map_err(|error| match error {
+            WindowMergeError::Plain(error) => merge_error(error),
+            WindowMergeError::Schedule => TDigestError::ScheduleDiffers,
+            WindowMergeError::Ahead => TDigestError::SourceAhead,
+        })?;
+    drop(sources);
+    destination.store(merged)?;
+    call.replicate_verbatim();
+    call.notify(c"tdigest.merge");
+    call.reply_ok();
+    Ok(())
+}
+
+/// A plain merge's refusal, as RedisBloom words it.
+fn merge_error(error: MergeError) -> TDigestError {
+    match error {
+        MergeError::Invalid => TDigestError::CompressionNotPositive,
+        MergeError::TooLarge | MergeError::OutOfMemory => TDigestError::MergeAllocationFailed,
+        MergeError::Overflow => TDigestError::Overflow,
+    }
 }

@@ -46,4 +46,4 @@ mod window;
 pub use digest::{
     AddError, MergeError, SizeError, TDigest, TDigestInfo, DEFAULT_COMPRESSION, MAX_COMPRESSION,
 };
-pub use window::{WindowContents, WindowTDigest};
+pub use window::{WindowContents, WindowMergeError, WindowTDigest};

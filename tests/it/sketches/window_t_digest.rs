@@ -1,7 +1,8 @@
 //! Windowed t-digests (`TDIGEST.CREATE key [COMPRESSION c] WINDOW ms [GENERATIONS g]`, type
 //! `rbTDIGwnd`) on real servers and real time: the grammar and its errors, every command on
 //! them, values counted within the window and forgotten after `window (1 + 1/g)`, quantiles of
-//! the window against the exact ones, merges refused, rotations decided by the master and replicated,
+//! the window against the exact ones, merges span by span (and refused with plain digests),
+//! rotations decided by the master and replicated,
 //! persistence with absolute times, memory returned while idle, and RedisBloom refusing them.
 //!
 //! Windows are a second or two; every timed check keeps a few hundred milliseconds from its
@@ -143,12 +144,15 @@ fn the_window_options_and_their_errors() {
         ("TDIGEST.QUANTILE w 2", "ERR T-Digest: quantile should be in [0,1]"),
         (
             "TDIGEST.MERGE w 1 plain",
-            "ERR T-Digest: a windowed t-digest cannot be a merge destination (merged values have no time)",
+            "ERR T-Digest: a windowed t-digest merges only windowed t-digests (a plain digest's values have no time)",
         ),
         (
-            "TDIGEST.MERGE w 1 plain OVERRIDE",
-            "ERR T-Digest: a windowed t-digest cannot be a merge destination (merged values have no time)",
+            "TDIGEST.MERGE w 2 w plain OVERRIDE",
+            "ERR T-Digest: a windowed t-digest merges only windowed t-digests (a plain digest's values have no time)",
         ),
+        ("TDIGEST.MERGE w 1 c", "ERR T-Digest: window/generations is not equal"),
+        ("TDIGEST.MERGE w 2 w g", "ERR T-Digest: window/generations is not equal"),
+        ("TDIGEST.MERGE w 1 missing", "ERR T-Digest: key does not exist"),
         (
             "TDIGEST.MERGE x 1 w",
             "ERR T-Digest: a windowed t-digest cannot be a merge source (a plain digest does not forget)",
@@ -412,6 +416,68 @@ fn a_replica_applies_its_masters_rotations_and_holds_the_same_digests() {
     assert!(times.len() >= 3, "TDIGEST.ROTATE of win in the AOF: {times:?}");
     assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "rotations back in time: {times:?}");
     assert!(times.iter().all(|time| (started_ms - WINDOW..=now_ms()).contains(time)), "{times:?}");
+}
+
+/// TDIGEST.MERGE of windowed digests into a windowed one: with every value in one span, the
+/// result answers as a plain merge of plain digests given the same values, with and without
+/// OVERRIDE and with the destination among the sources; merged values keep their span's time
+/// and are forgotten with it; a replica holds the same result.
+#[test]
+fn windowed_digests_merge_span_by_span() {
+    const WINDOW: u64 = 1500;
+    let master = Server::start();
+    let mut con = master.connection();
+    let replica = Server::start_with(&[], &["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut on_replica = replica.connection();
+    let mut random = Random::seeded();
+    let mut batch =
+        |size: usize| -> Vec<f64> { (0..size).map(|_| random.below(100_000) as f64 / 7.0).collect() };
+    let fractions = ["0.01", "0.1", "0.5", "0.9", "0.99"];
+    let quantiles = |con: &mut Connection, key: &str| {
+        let mut args = vec!["TDIGEST.QUANTILE", key];
+        args.extend(fractions);
+        doubles(ok(con, &args))
+    };
+    for (windowed, plain, values) in
+        [("wa", "pa", batch(400)), ("wb", "pb", batch(250)), ("wd", "pd", batch(90))]
+    {
+        ok(&mut con, &["TDIGEST.CREATE", windowed, "COMPRESSION", "60", "WINDOW", DAY]);
+        ok(&mut con, &["TDIGEST.CREATE", plain, "COMPRESSION", "60"]);
+        add(&mut con, windowed, &values);
+        add(&mut con, plain, &values);
+    }
+    for (merge, options) in [("wd", &[][..]), ("wo", &["COMPRESSION", "80", "OVERRIDE"][..])] {
+        if merge == "wo" {
+            ok(&mut con, &["TDIGEST.CREATE", "wo", "WINDOW", DAY]);
+            ok(&mut con, &["TDIGEST.CREATE", "po"]);
+        }
+        let plain_destination = if merge == "wd" { "pd" } else { "po" };
+        let mut windowed_args = vec!["TDIGEST.MERGE", merge, "3", "wa", "wb", merge];
+        windowed_args.extend(options);
+        let mut plain_args = vec!["TDIGEST.MERGE", plain_destination, "3", "pa", "pb", plain_destination];
+        plain_args.extend(options);
+        ok(&mut con, &windowed_args);
+        ok(&mut con, &plain_args);
+        assert_eq!(quantiles(&mut con, merge), quantiles(&mut con, plain_destination), "{merge}");
+        assert_eq!(observations(&mut con, merge), observations(&mut con, plain_destination), "{merge}");
+        assert_eq!(info(&mut con, merge)[0], info(&mut con, plain_destination)[0], "{merge}'s compression");
+    }
+    assert_replica_matches(&mut con, &mut on_replica, &["wa", "wb", "wd", "wo"]);
+
+    // Merged values keep their span: a short window forgets them with the source's own.
+    let short = WINDOW.to_string();
+    ok(&mut con, &["TDIGEST.CREATE", "source", "WINDOW", &short, "GENERATIONS", "3"]);
+    ok(&mut con, &["TDIGEST.CREATE", "merged", "WINDOW", &short, "GENERATIONS", "3"]);
+    let written = timed_add(&mut con, "source", &batch(200));
+    ok(&mut con, &["TDIGEST.MERGE", "merged", "1", "source"]);
+    if written.answered.elapsed() + MARGIN < Duration::from_millis(WINDOW) {
+        assert_eq!(observations(&mut con, "merged"), 200);
+    } else {
+        eprintln!("the machine was too slow to check the merged values within the window");
+    }
+    sleep_until(written.answered + Duration::from_millis(WINDOW + WINDOW / 3) + MARGIN);
+    assert!(doubles(ok(&mut con, &["TDIGEST.QUANTILE", "merged", "0.5"]))[0].is_nan(), "forgotten");
+    assert_replica_matches(&mut con, &mut on_replica, &["source", "merged"]);
 }
 
 #[test]

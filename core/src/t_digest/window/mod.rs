@@ -38,9 +38,11 @@
 //! its reads saw), which then keeps about `c` nodes or fewer, and gives back the rest: a
 //! window holds one full array and `g` compressed ones, well under `g + 1` plain digests.
 //!
-//! - [`encoding`](mod@encoding): the RDB record (`rbTDIGwnd`), its impl `Persistent`.
+//! - [`encoding`](mod@encoding): the RDB record (`rbTDIGwnd`), its impl `Persistent`;
+//! - [`merge`]: TDIGEST.MERGE of windowed digests, span by span.
 
 mod encoding;
+mod merge;
 #[cfg(test)]
 mod tests;
 
@@ -55,6 +57,8 @@ use super::nodes::canonical;
 use super::MAX_COMPRESSION;
 use crate::bytes::AllocationFailed;
 use crate::window::{Generations, Rotation, Schedule, Stamped};
+
+pub use merge::WindowMergeError;
 
 /// The window's digest merges the generations' views at this multiple of their compression:
 /// each view is a compression already, and merging them at the same compression again

@@ -1,5 +1,6 @@
 use super::*;
 use crate::decode::{DecodeError, Persistent, Record, RecordValue};
+use crate::t_digest::MergeError;
 
 const BUDGET: usize = 1 << 30;
 
@@ -337,4 +338,67 @@ mod properties {
             }
         }
     }
+}
+
+/// Each span's observations in a windowed digest, oldest first.
+fn spans(digest: &WindowTDigest) -> Vec<(u64, i64)> {
+    digest
+        .generations()
+        .iter()
+        .map(|generation| (generation.start_ms, generation.value.observations()))
+        .collect()
+}
+
+#[test]
+fn a_windowed_merge_sums_span_by_span_and_leaves_out_what_expired() {
+    let mut source = window(100);
+    add_at(&mut source, 9_000, &[1.0]); // expired by 10_600: its span ended 1000 ms before
+    add_at(&mut source, 9_900, &[2.0, 3.0]);
+    add_at(&mut source, 10_300, &[4.0, 4.5]);
+    let mut destination = window(100);
+    add_at(&mut destination, 9_950, &[5.0]);
+    add_at(&mut destination, 10_600, &[6.0, 7.0]);
+    let merged = WindowTDigest::merged(&destination, false, &[&source], None, BUDGET).unwrap();
+    assert_eq!(spans(&merged), [(9_750, 3), (10_250, 2), (10_500, 2)]);
+    assert_eq!(merged.generations().current_start_ms(), 10_600 - 10_600 % 250);
+    // A closed span's merge is compressed, as a rotation leaves it; the current one is not.
+    let compressions: Vec<i64> = merged
+        .generations()
+        .iter()
+        .map(|generation| generation.value.info().unwrap().total_compressions)
+        .collect();
+    assert!(compressions[0] > 0 && compressions[1] > 0, "{compressions:?}");
+    assert_eq!(compressions[2], 0);
+    // OVERRIDE leaves the destination's own values out; the destination among the sources
+    // counts as often as it is named.
+    let replaced = WindowTDigest::merged(&destination, true, &[&source], Some(50), BUDGET).unwrap();
+    assert_eq!(spans(&replaced), [(9_750, 2), (10_250, 2)]);
+    assert_eq!(replaced.compression(), 50);
+    let twice = WindowTDigest::merged(&destination, false, &[&destination], None, BUDGET).unwrap();
+    assert_eq!(spans(&twice), [(9_750, 2), (10_500, 4)]);
+}
+
+#[test]
+fn a_windowed_merge_refuses_other_schedules_sources_ahead_and_bad_compressions() {
+    let mut destination = window(100);
+    add_at(&mut destination, 10_000, &[1.0]);
+    let other = WindowTDigest::new(100, Schedule::new(1000, 5).unwrap(), BUDGET).unwrap();
+    assert_eq!(
+        WindowTDigest::merged(&destination, false, &[&other], None, BUDGET).unwrap_err(),
+        WindowMergeError::Schedule
+    );
+    let mut ahead = window(100);
+    add_at(&mut ahead, 10_300, &[2.0]);
+    assert_eq!(
+        WindowTDigest::merged(&destination, false, &[&ahead], None, BUDGET).unwrap_err(),
+        WindowMergeError::Ahead
+    );
+    assert_eq!(
+        WindowTDigest::merged(&destination, false, &[&destination], Some(0), BUDGET).unwrap_err(),
+        WindowMergeError::Plain(MergeError::Invalid)
+    );
+    assert_eq!(
+        WindowTDigest::merged(&destination, false, &[&destination], None, 1000).unwrap_err(),
+        WindowMergeError::Plain(MergeError::TooLarge)
+    );
 }

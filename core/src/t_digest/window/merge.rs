@@ -1,0 +1,83 @@
+//! TDIGEST.MERGE into a windowed digest, from windowed digests of its window and generations:
+//! span by span, each of the result's generations the plain merge (`TDigest::merge`) of the
+//! destination's generation of that span (unless `OVERRIDE`) and the sources', in the
+//! command's order, at the destination's compression or `COMPRESSION`'s.
+//!
+//! The destination's current span (the master rotated it to its clock, and replicated that)
+//! is the merge's time, as for Count-Min's windowed merge: generations expired by then are
+//! left out, and a source's open generation becomes a closed one of the result when its span
+//! is older (compressed, as a rotation leaves a closed generation). The sources are only read,
+//! so a replica, holding the same values, computes the same result.
+
+use super::{checked_capacity, WindowTDigest};
+use crate::t_digest::digest::{MergeError, TDigest};
+use crate::window::Generations;
+
+/// Why a windowed merge made no digest; the destination is as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowMergeError {
+    /// What a plain merge refuses: a compression of 0, beyond the maximum or the memory
+    /// budget (for every generation that can be alive), no memory, or too many observations.
+    Plain(MergeError),
+    /// A source of another window or generations.
+    Schedule,
+    /// A source whose current span is later than the destination's (a clock set back).
+    Ahead,
+}
+
+impl WindowTDigest {
+    /// The merge of `sources` into `destination` (kept in the result unless `replace`),
+    /// span by span; see the [module documentation](self).
+    pub fn merged(
+        destination: &WindowTDigest,
+        replace: bool,
+        sources: &[&WindowTDigest],
+        compression: Option<u64>,
+        max_bytes: usize,
+    ) -> Result<WindowTDigest, WindowMergeError> {
+        let now = destination.generations.current_start_ms();
+        let schedule = *destination.schedule();
+        let compression = compression.unwrap_or(destination.compression);
+        checked_capacity(compression, &schedule, max_bytes)
+            .map_err(|error| WindowMergeError::Plain(error.into()))?;
+        for source in sources {
+            if *source.schedule() != schedule {
+                return Err(WindowMergeError::Schedule);
+            }
+            if source.generations.current_start_ms() > now {
+                return Err(WindowMergeError::Ahead);
+            }
+        }
+        let inputs: Vec<&WindowTDigest> =
+            (!replace).then_some(destination).into_iter().chain(sources.iter().copied()).collect();
+        let mut starts: Vec<u64> = inputs
+            .iter()
+            .flat_map(|digest| digest.generations.iter())
+            .filter(|generation| schedule.expiry_ms(generation.start_ms) > now)
+            .map(|generation| generation.start_ms)
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let plain = WindowMergeError::Plain;
+        let mut generations = Generations::new(schedule).map_err(|_| plain(MergeError::OutOfMemory))?;
+        for &start in &starts {
+            let parts: Vec<&TDigest> = inputs
+                .iter()
+                .filter_map(|digest| {
+                    digest.generations.iter().find(|generation| generation.start_ms == start)
+                })
+                .map(|generation| &generation.value)
+                .collect();
+            let mut merged = TDigest::merge(None, &parts, Some(compression), max_bytes).map_err(plain)?;
+            if start != now {
+                merged.compress();
+            }
+            // The live spans laid on the grid as rotations would have: none expires before
+            // `now`, so no rotation here drops one.
+            generations.rotate(start);
+            generations.current_or_open(|| Ok::<_, WindowMergeError>(merged))?;
+        }
+        generations.rotate(now);
+        Ok(WindowTDigest::from_generations(compression, generations))
+    }
+}
