@@ -87,6 +87,43 @@ pub fn murmur2(key: &[u8], seed: u32) -> u32 {
     h ^ (h >> 15)
 }
 
+/// [`murmur2`] of one key under `N` seeds at once, as a sketch's rows hash it. A word's mixing
+/// does not depend on the seed, so it is done once for all of them; each seed's state then
+/// takes two operations a word, and the `N` states go through the CPU side by side.
+///
+/// Always inlined: out of line, the states went through memory on their way back, and a
+/// 100-item CMS.QUERY on a 2000x5 sketch was slower than hashing row by row (in process it
+/// was faster); inlined, the states stay in registers and the call is a third faster.
+#[inline(always)]
+pub fn murmur2_each<const N: usize>(key: &[u8], seeds: [u32; N]) -> [u32; N] {
+    const M: u32 = 0x5bd1_e995;
+    const R: u32 = 24;
+    let mut hashes = seeds.map(|seed| seed ^ key.len() as u32);
+    let mut words = key.chunks_exact(4);
+    for word in &mut words {
+        let mut k = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        for h in &mut hashes {
+            *h = h.wrapping_mul(M) ^ k;
+        }
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        let bytes =
+            tail.iter().enumerate().fold(0, |bytes, (index, &byte)| bytes ^ (u32::from(byte) << (8 * index)));
+        for h in &mut hashes {
+            *h = (*h ^ bytes).wrapping_mul(M);
+        }
+    }
+    hashes.map(|mut h| {
+        h ^= h >> 13;
+        h = h.wrapping_mul(M);
+        h ^ (h >> 15)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +143,19 @@ mod tests {
             for j in i + 1..wide.len() {
                 assert_ne!(wide[i], wide[j]);
                 assert_ne!(narrow[i], narrow[j]);
+            }
+        }
+    }
+
+    #[test]
+    fn many_seeds_at_once_hash_as_each_alone() {
+        let data: Vec<u8> = (0..64u32).map(|i| (i.wrapping_mul(167) ^ 0x5a) as u8).collect();
+        for len in 0..=data.len() {
+            let key = &data[..len];
+            let seeds = [0, 1, 2, 3, 1919, u32::MAX, 0x9747_b28c];
+            let together = murmur2_each(key, seeds);
+            for (seed, hash) in seeds.into_iter().zip(together) {
+                assert_eq!(hash, murmur2(key, seed), "length {len}, seed {seed}");
             }
         }
     }

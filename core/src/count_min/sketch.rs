@@ -4,7 +4,7 @@
 
 use super::cell::{with_cell, Cell, CellSize};
 use crate::bytes::ByteArray;
-use crate::murmur::murmur2;
+use crate::murmur::{murmur2, murmur2_each};
 
 /// Cells whose cache lines a batch asks for before it touches the first: a few more misses
 /// than a core keeps in flight, on the stack so that a batch allocates nothing.
@@ -70,6 +70,8 @@ pub enum MergeSource<'a> {
 /// least of the item's `depth` counters, never below the item's true count.
 pub struct CountMinSketch {
     width: usize,
+    /// Columns of `width`, for [`cell`].
+    columns: Columns,
     depth: usize,
     cell_size: CellSize,
     /// Sum of every increment (or, after a merge, the weighted sum of the sources' totals),
@@ -79,12 +81,57 @@ pub struct CountMinSketch {
     counters: ByteArray,
 }
 
-/// The cell an item lands in, in `row` of a sketch of this `width`.
+/// The cell an item lands in, in `row` of a sketch of these `columns`.
 #[inline]
-pub(super) fn cell(item: &[u8], row: usize, width: usize) -> usize {
+pub(super) fn cell(item: &[u8], row: usize, columns: Columns) -> usize {
     // RedisBloom seeds each row's hash with the row number, as a 32-bit seed.
-    let hash = murmur2(item, row as u32);
-    (hash as usize % width) + row * width
+    columns.of(murmur2(item, row as u32)) + row * columns.width
+}
+
+/// Rows hashed together ([`four_cells`]).
+const ROWS_AT_ONCE: usize = 4;
+
+/// The item's cells in the four rows from `first` on, as [`cell`] finds them, hashed together
+/// ([`murmur2_each`]): for a short item a third of the instructions of hashing row by row.
+#[inline(always)]
+fn four_cells(item: &[u8], first: usize, columns: Columns) -> [usize; ROWS_AT_ONCE] {
+    let seed = first as u32;
+    let hashes = murmur2_each(item, [seed, seed.wrapping_add(1), seed.wrapping_add(2), seed.wrapping_add(3)]);
+    let mut cells = [0; ROWS_AT_ONCE];
+    for (offset, (cell, hash)) in cells.iter_mut().zip(hashes).enumerate() {
+        *cell = columns.of(hash) + (first + offset) * columns.width;
+    }
+    cells
+}
+
+/// A row's column for a hash, `hash % width` as RedisBloom takes it: by Lemire's fastmod
+/// where the width fits 32 bits (two multiplications, exact for every 32-bit hash) instead of
+/// a division per row, which cost a small sketch's 100-item CMS.QUERY a tenth of its time.
+#[derive(Clone, Copy)]
+pub(super) struct Columns {
+    width: usize,
+    /// `2^64 / width` rounded up, for a width of 1 to `u32::MAX`.
+    factor: Option<u64>,
+}
+
+impl Columns {
+    pub(super) fn new(width: usize) -> Columns {
+        let factor = u32::try_from(width)
+            .ok()
+            .filter(|&width| width > 0)
+            .map(|width| (u64::MAX / u64::from(width)).wrapping_add(1));
+        Columns { width, factor }
+    }
+
+    #[inline]
+    pub(super) fn of(self, hash: u32) -> usize {
+        match self.factor {
+            Some(factor) => {
+                ((u128::from(factor.wrapping_mul(u64::from(hash))) * self.width as u128) >> 64) as usize
+            }
+            None => hash as usize % self.width,
+        }
+    }
 }
 
 /// `value` (a counter, or the total) changed by `by`, if it stays within `0..=max`. Every value
@@ -133,7 +180,7 @@ impl CountMinSketch {
     ) -> CountMinSketch {
         debug_assert_eq!(Some(counters.len()), bytes_for(width as u64, depth as u64, cell_size));
         debug_assert!(count <= MAX_COUNT);
-        CountMinSketch { width, depth, cell_size, count, counters }
+        CountMinSketch { width, columns: Columns::new(width), depth, cell_size, count, counters }
     }
 
     /// Counters per row.
@@ -186,6 +233,11 @@ impl CountMinSketch {
         Some(CountMinSketch { counters, count: 0, ..*self })
     }
 
+    /// Its rows' columns, for [`cell`].
+    pub(super) fn columns(&self) -> Columns {
+        self.columns
+    }
+
     /// Whether `other` has this sketch's width and depth, as every source of a merge must.
     pub fn same_dimensions(&self, other: &CountMinSketch) -> bool {
         (self.width, self.depth) == (other.width, other.depth)
@@ -203,13 +255,22 @@ impl CountMinSketch {
         // The total is checked first, as RedisBloom 8.12 checks it.
         let count = changed(self.count, by, MAX_COUNT)?;
         let mut least = u64::MAX;
-        for row in 0..self.depth {
-            match self.step::<C>(cell(item, row, self.width), by) {
-                Ok(value) => least = least.min(value),
-                Err(refused) => {
-                    self.undo::<C>(item, row, by);
-                    return Err(refused);
+        let mut row = 0;
+        while row < self.depth {
+            let (cells, rows) = if row + ROWS_AT_ONCE <= self.depth {
+                (four_cells(item, row, self.columns), ROWS_AT_ONCE)
+            } else {
+                ([cell(item, row, self.columns), 0, 0, 0], 1)
+            };
+            for &at in &cells[..rows] {
+                match self.step::<C>(at, by) {
+                    Ok(value) => least = least.min(value),
+                    Err(refused) => {
+                        self.undo::<C>(item, row, by);
+                        return Err(refused);
+                    }
                 }
+                row += 1;
             }
         }
         self.count = count;
@@ -234,7 +295,7 @@ impl CountMinSketch {
     fn undo<C: Cell>(&mut self, item: &[u8], row: usize, by: i64) {
         let counters = self.counters.as_mut_slice();
         for earlier in 0..row {
-            let at = cell(item, earlier, self.width);
+            let at = cell(item, earlier, self.columns);
             C::set(counters, at, C::get(counters, at).wrapping_sub(by as u64));
         }
     }
@@ -272,7 +333,7 @@ impl CountMinSketch {
         // The window holds each cell's item by its place in `items`: as small as a cell, so
         // that a batch of one item costs little more to set up than the cells it hashes.
         let mut cells =
-            Cells::new(items.iter().enumerate().map(|(at, &(item, _))| (item, at)), self.width, self.depth);
+            Cells::new(items.iter().enumerate().map(|(at, &(item, _))| (item, at)), self.columns, self.depth);
         let mut window = [(0, 0); WINDOW];
         // The item under way: its increment, and the total after it or why it was refused.
         let (mut by, mut under_way) = (0, Err(IncrementError::Overflow));
@@ -319,7 +380,18 @@ impl CountMinSketch {
 
     fn query_in<C: Cell>(&self, item: &[u8]) -> u64 {
         let counters = self.counters.as_slice();
-        (0..self.depth).map(|row| C::get(counters, cell(item, row, self.width))).fold(u64::MAX, u64::min)
+        let mut least = u64::MAX;
+        let mut row = 0;
+        while row + ROWS_AT_ONCE <= self.depth {
+            for at in four_cells(item, row, self.columns) {
+                least = least.min(C::get(counters, at));
+            }
+            row += ROWS_AT_ONCE;
+        }
+        for row in row..self.depth {
+            least = least.min(C::get(counters, cell(item, row, self.columns)));
+        }
+        least
     }
 
     /// CMS.QUERY's items, in order, each answered to `answer` as [`query`] answers it, their
@@ -338,7 +410,7 @@ impl CountMinSketch {
             }
             return;
         }
-        let mut cells = Cells::new(items.map(|item| (item, ())), self.width, self.depth);
+        let mut cells = Cells::new(items.map(|item| (item, ())), self.columns, self.depth);
         let mut window = [(0, ()); WINDOW];
         let (mut row, mut least) = (0, u64::MAX);
         loop {
@@ -450,13 +522,13 @@ struct Cells<'a, I, P> {
     items: std::iter::Fuse<I>,
     /// The item being hashed, with its payload and the next row to hash.
     current: Option<(&'a [u8], P, usize)>,
-    width: usize,
+    columns: Columns,
     depth: usize,
 }
 
 impl<'a, I: Iterator<Item = (&'a [u8], P)>, P: Copy> Cells<'a, I, P> {
-    fn new(items: I, width: usize, depth: usize) -> Self {
-        Cells { items: items.fuse(), current: None, width, depth }
+    fn new(items: I, columns: Columns, depth: usize) -> Self {
+        Cells { items: items.fuse(), current: None, columns, depth }
     }
 
     /// Fills `window` with the next cells, asking the CPU for each cell's line as it is
@@ -472,7 +544,7 @@ impl<'a, I: Iterator<Item = (&'a [u8], P)>, P: Copy> Cells<'a, I, P> {
                     None => break,
                 },
             };
-            let cell = cell(item, row, self.width);
+            let cell = cell(item, row, self.columns);
             counters.prefetch(cell * C::BYTES);
             *slot = (cell, payload);
             self.current = Some((item, payload, row + 1));

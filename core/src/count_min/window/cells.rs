@@ -52,10 +52,10 @@ fn query_less_in<'a, C: Cell>(
     parts: &(impl Iterator<Item = &'a CountMinSketch> + Clone),
     item: &[u8],
 ) -> u64 {
-    let width = total.width() as usize;
+    let columns = total.columns();
     (0..total.depth() as usize)
         .map(|row| {
-            let at = cell(item, row, width);
+            let at = cell(item, row, columns);
             let expired: u64 = parts.clone().map(|part| C::get(part.counter_bytes(), at)).sum();
             C::get(total.counter_bytes(), at).saturating_sub(expired)
         })
