@@ -124,6 +124,40 @@ pub fn murmur2_each<const N: usize>(key: &[u8], seeds: [u32; N]) -> [u32; N] {
     })
 }
 
+/// A row's column for a hash, `hash % width` as RedisBloom's sketches take it: by Lemire's
+/// fastmod where the width fits 32 bits (two multiplications, exact for every 32-bit hash)
+/// instead of a division per row, which cost a small Count-Min's 100-item CMS.QUERY a tenth
+/// of its time.
+#[derive(Clone, Copy)]
+pub struct Columns {
+    /// The width.
+    pub width: usize,
+    /// `2^64 / width` rounded up, for a width of 1 to `u32::MAX`.
+    factor: Option<u64>,
+}
+
+impl Columns {
+    /// The columns of rows `width` wide (at least 1).
+    pub fn new(width: usize) -> Columns {
+        let factor = u32::try_from(width)
+            .ok()
+            .filter(|&width| width > 0)
+            .map(|width| (u64::MAX / u64::from(width)).wrapping_add(1));
+        Columns { width, factor }
+    }
+
+    /// `hash % width`.
+    #[inline]
+    pub fn of(self, hash: u32) -> usize {
+        match self.factor {
+            Some(factor) => {
+                ((u128::from(factor.wrapping_mul(u64::from(hash))) * self.width as u128) >> 64) as usize
+            }
+            None => hash as usize % self.width,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +190,26 @@ mod tests {
             let together = murmur2_each(key, seeds);
             for (seed, hash) in seeds.into_iter().zip(together) {
                 assert_eq!(hash, murmur2(key, seed), "length {len}, seed {seed}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A row's column is RedisBloom's `hash % width`, whichever way it is computed.
+        #[test]
+        fn columns_are_the_remainder_of_the_hash(hash in proptest::prelude::any::<u32>(), width in 1usize..=u32::MAX as usize) {
+            proptest::prop_assert_eq!(Columns::new(width).of(hash), hash as usize % width);
+        }
+    }
+
+    #[test]
+    fn columns_are_the_remainder_at_the_edges() {
+        for width in
+            [1, 2, 3, 7, 2000, 1 << 31, (1 << 31) + 1, u32::MAX as usize - 1, u32::MAX as usize, 1 << 33]
+        {
+            let below = u32::try_from(width - 1).unwrap_or(u32::MAX);
+            for hash in [0, 1, below, below.saturating_add(1), u32::MAX - 1, u32::MAX] {
+                assert_eq!(Columns::new(width).of(hash), hash as usize % width, "{hash} % {width}");
             }
         }
     }

@@ -5,7 +5,7 @@
 use super::decay::{Decay, Decayed, Rng};
 use super::params::Shape;
 use crate::bytes::{AllocationFailed, ByteArray};
-use crate::murmur::murmur2;
+use crate::murmur::{murmur2, murmur2_each, Columns};
 
 /// RedisBloom's `Bucket`: fingerprint, then count.
 const BUCKET_BYTES: usize = 8;
@@ -27,18 +27,45 @@ pub(super) fn bucket_index(item: &[u8], row: u32, width: u32) -> usize {
 /// computed ahead.
 pub(super) const PREFETCH_BUCKETS: usize = 64;
 
-/// The indexes of the item's buckets, computed once into `buffer` for a reader of several
-/// generations; none (see [`row_index`]) for a depth beyond the buffer.
+/// The item's fingerprint, and the indexes of its buckets in the rows of `rows` (as many as
+/// it holds, from row 0), as [`fingerprint`] and [`bucket_index`] find them: the fingerprint
+/// and the first seven rows hashed together, further rows four at a time
+/// ([`murmur2_each`]), a row's column taken without dividing ([`Columns`]).
+#[inline]
+pub(super) fn hash_item(item: &[u8], width: u32, rows: &mut [usize]) -> u32 {
+    let columns = Columns::new(width as usize);
+    let first = murmur2_each(item, [FINGERPRINT_SEED, 0, 1, 2, 3, 4, 5, 6]);
+    let (fingerprint, first_rows) = (first[0], &first[1..]);
+    for (row, (index, &hash)) in rows.iter_mut().zip(first_rows).enumerate() {
+        *index = row * width as usize + columns.of(hash);
+    }
+    let mut row = first_rows.len();
+    while row + 4 <= rows.len() {
+        let seed = row as u32;
+        let hashes = murmur2_each(item, [seed, seed + 1, seed + 2, seed + 3]);
+        for (offset, hash) in hashes.into_iter().enumerate() {
+            rows[row + offset] = (row + offset) * width as usize + columns.of(hash);
+        }
+        row += 4;
+    }
+    for (row, index) in rows.iter_mut().enumerate().skip(row) {
+        *index = bucket_index(item, row as u32, width);
+    }
+    fingerprint
+}
+
+/// The item's fingerprint, and the indexes of its buckets computed once into `buffer` for a
+/// reader of several rows or generations; none (see [`row_index`]) for a depth beyond the
+/// buffer.
 pub(super) fn rows_of<'r>(
     item: &[u8],
     (width, depth): (u32, u32),
     buffer: &'r mut [usize; PREFETCH_BUCKETS],
-) -> &'r [usize] {
-    let Some(rows) = buffer.get_mut(..depth as usize) else { return &[] };
-    for (row, index) in (0..depth).zip(rows.iter_mut()) {
-        *index = bucket_index(item, row, width);
+) -> (u32, &'r [usize]) {
+    match buffer.get_mut(..depth as usize) {
+        Some(rows) => (hash_item(item, width, rows), rows),
+        None => (fingerprint(item), &[]),
     }
-    rows
 }
 
 /// The item's bucket in `row`: from `rows`, the indexes [`hashed_in_batches`] computed, or
@@ -72,10 +99,9 @@ pub(super) fn hashed_in_batches<'a, S>(
     loop {
         let mut len = 0;
         for (item, increment) in items.by_ref().take(per_batch) {
-            batch[len] = (item, increment, fingerprint(item));
-            for row in 0..depth {
-                let index = bucket_index(item, row, width);
-                indexes[len * rows_per_item + row as usize] = index;
+            let rows = &mut indexes[len * rows_per_item..(len + 1) * rows_per_item];
+            batch[len] = (item, increment, hash_item(item, width, rows));
+            for &index in rows.iter() {
                 prefetch(state, index);
             }
             len += 1;

@@ -1,7 +1,9 @@
 //! The sketch: RedisBloom 2.8.2's buckets and heap, byte for byte, and its add, query, count
 //! and list, with the decay drawn as the `decay` module says.
 
-use super::buckets::{bucket_index, fingerprint, hashed_in_batches, row_index, Buckets};
+use super::buckets::{
+    bucket_index, fingerprint, hashed_in_batches, row_index, rows_of, Buckets, PREFETCH_BUCKETS,
+};
 use super::decay::Decay;
 use super::heap::{Expelled, Heap, Listed, SLOT_BYTES};
 use super::params::{Shape, SizeError};
@@ -85,7 +87,9 @@ impl TopK {
     /// item then, the heap is as it was.
     pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
         let width = self.shape.width;
-        self.add_hashed(item, increment, fingerprint(item), |row| bucket_index(item, row, width))
+        let mut buffer = [0; PREFETCH_BUCKETS];
+        let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
+        self.add_hashed(item, increment, fingerprint, |row| row_index(rows, item, row, width))
     }
 
     /// Adds every item in order, as [`TopK::add`] does (each result depends on the adds before

@@ -625,3 +625,21 @@ fn reload_heap(heap: &heap::Heap, k: u64) -> heap::Heap {
     heap.save(&mut saved);
     heap::Heap::load(&mut saved, k, encoding::Kept::Spare, &mut 0, BUDGET).unwrap()
 }
+
+/// The fingerprint and rows hashed together are those hashed one by one, for any depth (the
+/// groups of seven and four, and the rest) and width.
+#[test]
+fn rows_hashed_together_are_rows_hashed_alone() {
+    for width in [1, 2, 7, 2000, 65_537, u32::MAX] {
+        for depth in 1..=20u32 {
+            for item in [&b""[..], b"a", b"item:12", b"a longer item of many words"] {
+                let mut rows = vec![0; depth as usize];
+                let fingerprint = buckets::hash_item(item, width, &mut rows);
+                assert_eq!(fingerprint, buckets::fingerprint(item));
+                let alone: Vec<usize> =
+                    (0..depth).map(|row| buckets::bucket_index(item, row, width)).collect();
+                assert_eq!(rows, alone, "width {width}, depth {depth}");
+            }
+        }
+    }
+}

@@ -157,22 +157,3 @@ proptest! {
         }
     }
 }
-
-proptest! {
-    /// A row's column is RedisBloom's `hash % width`, whichever way it is computed.
-    #[test]
-    fn columns_are_the_remainder_of_the_hash(hash in any::<u32>(), width in 1usize..=u32::MAX as usize) {
-        prop_assert_eq!(sketch::Columns::new(width).of(hash), hash as usize % width);
-    }
-}
-
-#[test]
-fn columns_are_the_remainder_at_the_edges() {
-    for width in [1, 2, 3, 7, 2000, 1 << 31, (1 << 31) + 1, u32::MAX as usize - 1, u32::MAX as usize, 1 << 33]
-    {
-        let below = u32::try_from(width - 1).unwrap_or(u32::MAX);
-        for hash in [0, 1, below, below.saturating_add(1), u32::MAX - 1, u32::MAX] {
-            assert_eq!(sketch::Columns::new(width).of(hash), hash as usize % width, "{hash} % {width}");
-        }
-    }
-}

@@ -107,7 +107,9 @@ impl WindowTopK {
     /// changing nothing, when the generation cannot be allocated; fails when the copy of the
     /// item cannot be, the item counted but not listed.
     pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
-        self.add_hashed(item, increment, fingerprint(item), &[])
+        let mut buffer = [0; PREFETCH_BUCKETS];
+        let (fingerprint, rows) = rows_of(item, (self.shape.width, self.shape.depth), &mut buffer);
+        self.add_hashed(item, increment, fingerprint, rows)
     }
 
     /// Adds every item in order, as [`WindowTopK::add`] does, handing each result to `each`;
@@ -149,7 +151,7 @@ impl WindowTopK {
         }
         // Every older generation is read at the same indexes: hashed once.
         let mut buffer = [0; PREFETCH_BUCKETS];
-        let rows = if rows.is_empty() { rows_of(item, (width, depth), &mut buffer) } else { rows };
+        let rows = if rows.is_empty() { rows_of(item, (width, depth), &mut buffer).1 } else { rows };
         let older = saturated(self.older_estimates(fingerprint, |row| row_index(rows, item, row, width)));
         let window = count.saturating_add(older);
         if window < self.list.min() {
@@ -188,9 +190,9 @@ impl WindowTopK {
     fn recount(&mut self) {
         for slot in 0..self.list.k() {
             let counts = self.list.item(slot).map(|item| {
-                let (fingerprint, width) = (fingerprint(item), self.shape.width);
+                let width = self.shape.width;
                 let mut buffer = [0; PREFETCH_BUCKETS];
-                let rows = rows_of(item, (width, self.shape.depth), &mut buffer);
+                let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
                 let index_of = |row| row_index(rows, item, row, width);
                 let current = self.generations.current().map_or(0, |current| {
                     current.value.buckets.estimate(fingerprint, self.shape.depth, index_of)
@@ -216,9 +218,9 @@ impl WindowTopK {
     /// The item's window count: its estimates summed over the generations live at `now_ms`
     /// (all of them for `None`, what a replica reads).
     fn window_estimate(&self, item: &[u8], now_ms: Option<u64>) -> u64 {
-        let (fingerprint, width) = (fingerprint(item), self.shape.width);
+        let width = self.shape.width;
         let mut buffer = [0; PREFETCH_BUCKETS];
-        let rows = rows_of(item, (width, self.shape.depth), &mut buffer);
+        let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
         let index_of = |row| row_index(rows, item, row, width);
         let live = self.generations.live(now_ms);
         live.map(|generation| {
