@@ -93,6 +93,7 @@ const ROWS_AT_ONCE: usize = 4;
 
 /// The item's cells in the four rows from `first` on, as [`cell`] finds them, hashed together
 /// ([`murmur2_each`]): for a short item a third of the instructions of hashing row by row.
+#[allow(clippy::inline_always, reason = "out of line, the rows' hashes go through memory (murmur2_each)")]
 #[inline(always)]
 fn four_cells(item: &[u8], first: usize, columns: Columns) -> [usize; ROWS_AT_ONCE] {
     let seed = first as u32;

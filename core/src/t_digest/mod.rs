@@ -46,4 +46,5 @@ mod window;
 pub use digest::{
     AddError, MergeError, SizeError, TDigest, TDigestInfo, DEFAULT_COMPRESSION, MAX_COMPRESSION,
 };
-pub use window::{WindowContents, WindowMergeError, WindowTDigest};
+pub use window::merge::WindowMergeError;
+pub use window::{WindowContents, WindowTDigest};

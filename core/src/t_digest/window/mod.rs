@@ -42,7 +42,7 @@
 //! - [`merge`]: TDIGEST.MERGE of windowed digests, span by span.
 
 mod encoding;
-mod merge;
+pub(super) mod merge;
 #[cfg(test)]
 mod tests;
 
@@ -57,8 +57,6 @@ use super::nodes::canonical;
 use super::MAX_COMPRESSION;
 use crate::bytes::AllocationFailed;
 use crate::window::{Generations, Rotation, Schedule, Stamped};
-
-pub use merge::WindowMergeError;
 
 /// The window's digest merges the generations' views at this multiple of their compression:
 /// each view is a compression already, and merging them at the same compression again

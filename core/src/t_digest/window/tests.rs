@@ -1,3 +1,4 @@
+use super::merge::WindowMergeError;
 use super::*;
 use crate::decode::{DecodeError, Persistent, Record, RecordValue};
 use crate::t_digest::MergeError;
