@@ -16,6 +16,7 @@ use super::error::TDigestError;
 use super::held::{held, held_mut, Held, HeldMut};
 use super::parse;
 use crate::shared::call::Call;
+use crate::shared::datatype::StoredValue;
 use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
 use crate::shared::metrics::{self, Measured};
@@ -220,6 +221,12 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
     let kept = if exists && !replace { destination.get::<TDigest>()? } else { None };
     let merged = TDigest::merge(kept, &sources, compression, call.max_filter_bytes()).map_err(merge_error)?;
     drop(sources);
+    store_merged(call, &mut destination, merged)
+}
+
+/// A merge's result stored in its destination, the command replicated as it came and
+/// notified, and answered.
+fn store_merged(call: &Call, destination: &mut Key, merged: impl StoredValue) -> Result<(), CommandError> {
     destination.store(merged)?;
     call.replicate_verbatim();
     call.notify(c"tdigest.merge");
@@ -255,11 +262,7 @@ fn merge_windowed(
             WindowMergeError::Ahead => TDigestError::SourceAhead,
         })?;
     drop(sources);
-    destination.store(merged)?;
-    call.replicate_verbatim();
-    call.notify(c"tdigest.merge");
-    call.reply_ok();
-    Ok(())
+    store_merged(call, destination, merged)
 }
 
 /// A plain merge's refusal, as RedisBloom words it.
