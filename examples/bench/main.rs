@@ -30,6 +30,7 @@ use common::Server;
 use std::path::PathBuf;
 use workloads::{FilterSize, Target};
 
+#[allow(clippy::struct_excessive_bools, reason = "command-line switches, each its own flag")]
 struct Options {
     compare_module: Option<PathBuf>,
     /// Also measure redbloom with `bf.huge-pages yes`.
