@@ -69,8 +69,7 @@ pub enum MergeSource<'a> {
 /// Row `i` counts an item in counter `murmur2(item, seed i) % width`. A query answers the
 /// least of the item's `depth` counters, never below the item's true count.
 pub struct CountMinSketch {
-    width: usize,
-    /// Columns of `width`, for [`cell`].
+    /// Its width, and how a row's column is taken ([`cell`]).
     columns: Columns,
     depth: usize,
     cell_size: CellSize,
@@ -151,12 +150,12 @@ impl CountMinSketch {
     ) -> CountMinSketch {
         debug_assert_eq!(Some(counters.len()), bytes_for(width as u64, depth as u64, cell_size));
         debug_assert!(count <= MAX_COUNT);
-        CountMinSketch { width, columns: Columns::new(width), depth, cell_size, count, counters }
+        CountMinSketch { columns: Columns::new(width), depth, cell_size, count, counters }
     }
 
     /// Counters per row.
     pub fn width(&self) -> u64 {
-        self.width as u64
+        self.columns.width as u64
     }
 
     /// Rows.
@@ -211,7 +210,7 @@ impl CountMinSketch {
 
     /// Whether `other` has this sketch's width and depth, as every source of a merge must.
     pub fn same_dimensions(&self, other: &CountMinSketch) -> bool {
-        (self.width, self.depth) == (other.width, other.depth)
+        (self.columns.width, self.depth) == (other.columns.width, other.depth)
     }
 
     /// Adds `by` (which may be negative) to the item's counter in every row and to the total,
@@ -426,7 +425,7 @@ impl CountMinSketch {
     }
 
     fn merge_in<C: Cell>(&mut self, sources: &[(MergeSource<'_>, i64)]) -> Result<(), MergeError> {
-        let cells = self.width * self.depth;
+        let cells = self.columns.width * self.depth;
         if !(0..cells).all(|cell| self.merged_counter::<C>(sources, cell).is_some()) {
             return Err(MergeError::Overflow);
         }
