@@ -148,8 +148,9 @@ impl BloomFilter {
     }
 
     /// As [`contains_hash`](Self::contains_hash), with the item's first-block pattern
-    /// shared with other filters ([`SubFilter::contains_patterned`]).
-    #[inline]
+    /// shared with other filters ([`SubFilter::contains_patterned`]), inlined as it is.
+    #[allow(clippy::inline_always, reason = "see SubFilter::contains_patterned")]
+    #[inline(always)]
     pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
         // A plain loop: the iterator adapter's fold is not always inlined, and this runs for
         // every generation of a lookup.

@@ -50,6 +50,9 @@ pub struct Schedule {
     /// [`span_ms`](Self::span_ms), divided once: every windowed write and many reads ask for
     /// it, and a 64-bit division takes dozens of cycles.
     span_ms: u64,
+    /// [`max_live_generations`](Self::max_live_generations), divided once too: a windowed
+    /// filter's lookups ask for it.
+    max_live_generations: u32,
 }
 
 impl Schedule {
@@ -61,7 +64,10 @@ impl Schedule {
         if !(MIN_GENERATIONS..=MAX_GENERATIONS).contains(&generations) || u64::from(generations) > window_ms {
             return Err(ScheduleError::Generations);
         }
-        Ok(Schedule { window_ms, generations, span_ms: window_ms.div_ceil(u64::from(generations)) })
+        let span_ms = window_ms.div_ceil(u64::from(generations));
+        // At most `generations`, so the cast is exact.
+        let max_live_generations = window_ms.div_ceil(span_ms) as u32 + 1;
+        Ok(Schedule { window_ms, generations, span_ms, max_live_generations })
     }
 
     /// The window, in milliseconds.
@@ -85,8 +91,7 @@ impl Schedule {
     /// The most generations alive at once: every generation whose writes may be younger than
     /// the window, that is the spans in the window, plus the one being filled.
     pub fn max_live_generations(&self) -> u32 {
-        // At most `generations`, so the cast is exact.
-        self.window_ms.div_ceil(self.span_ms()) as u32 + 1
+        self.max_live_generations
     }
 
     /// The start of the span holding `at_ms`.

@@ -253,16 +253,16 @@ impl WindowFilter {
     }
 
     /// Whether a live generation holds the item, newest first: the newest is the likeliest to
-    /// hold a recent item, and the generations expired at `now_ms` are the oldest.
+    /// hold a recent item.
     #[inline]
     fn probe(&self, hash: &ItemHash, now_ms: Option<u64>) -> bool {
-        let mut found = false;
         let mut pattern = FirstBlockPattern::default();
-        self.for_each_live(now_ms, |generation| {
-            found = generation.contains(hash, &mut pattern);
-            !found
-        });
-        found
+        for generation in self.live_newest_first(now_ms) {
+            if generation.contains(hash, &mut pattern) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Asks for the item's cache lines in every live generation, where they are likely out
@@ -272,10 +272,9 @@ impl WindowFilter {
         if !self.prefetch_pays() {
             return;
         }
-        self.for_each_live(now_ms, |generation| {
+        for generation in self.live_newest_first(now_ms) {
             generation.prefetch(hash, every_block);
-            true
-        });
+        }
     }
 
     /// Whether a window of base links takes more than [`CACHED_BYTES`] (known from the sizing,
@@ -291,25 +290,12 @@ impl WindowFilter {
         })
     }
 
-    /// Calls `visit` on the generations a lookup asks ([`Generations::live`]), newest first,
-    /// while it answers `true`. A plain loop over the current one and the older ones: lookups
-    /// run it several times per item.
+    /// The generations a lookup asks ([`Generations::live`]), newest first. Walked by `for`
+    /// loops, whose one body is inlined whole: a visit closure, called per generation, cost a
+    /// fifth of a small filter's lookup in its frames.
     #[inline]
-    fn for_each_live(&self, now_ms: Option<u64>, mut visit: impl FnMut(&Generation) -> bool) {
-        let schedule = self.params.schedule();
-        let live = |generation: &Stamped<Generation>| {
-            now_ms.is_none_or(|now| schedule.expiry_ms(generation.start_ms) > now)
-        };
-        if let Some(current) = self.generations.current() {
-            if !live(current) || !visit(&current.value) {
-                return;
-            }
-        }
-        for older in self.generations.older().iter().rev() {
-            if !live(older) || !visit(&older.value) {
-                return;
-            }
-        }
+    fn live_newest_first(&self, now_ms: Option<u64>) -> impl Iterator<Item = &Generation> {
+        self.generations.live(now_ms).map(|generation| &generation.value)
     }
 
     /// Hashes the whole batch and asks for the cache lines of every live generation first,
