@@ -15,9 +15,7 @@ pub enum Held<P, W> {
 }
 
 /// The value in the key, `None` for a missing key.
-pub fn held<'a, P: StoredValue, W: StoredValue>(
-    key: &'a Key,
-) -> Result<Option<Held<&'a P, &'a W>>, CommandError> {
+pub fn held<P: StoredValue, W: StoredValue>(key: &Key) -> Result<Option<Held<&P, &W>>, CommandError> {
     Ok(key.get_either::<P, W>()?.map(|value| match value {
         Either::First(plain) => Held::Plain(plain),
         Either::Second(windowed) => Held::Windowed(windowed),
@@ -25,9 +23,9 @@ pub fn held<'a, P: StoredValue, W: StoredValue>(
 }
 
 /// As [`held`], to write.
-pub fn held_mut<'a, P: StoredValue, W: StoredValue>(
-    key: &'a mut Key,
-) -> Result<Option<Held<&'a mut P, &'a mut W>>, CommandError> {
+pub fn held_mut<P: StoredValue, W: StoredValue>(
+    key: &mut Key,
+) -> Result<Option<Held<&mut P, &mut W>>, CommandError> {
     Ok(key.get_either_mut::<P, W>()?.map(|value| match value {
         Either::First(plain) => Held::Plain(plain),
         Either::Second(windowed) => Held::Windowed(windowed),

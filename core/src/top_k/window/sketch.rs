@@ -299,7 +299,7 @@ pub(super) fn fits(shape: &Shape, schedule: &Schedule, max_bytes: usize) -> bool
     let bytes = generations
         .zip(list_bytes(u64::from(shape.k())))
         .and_then(|(generations, list)| generations.checked_add(list));
-    bytes.is_some_and(|bytes| bytes <= max_bytes as u64 && bytes <= isize::MAX as u64)
+    bytes.is_some_and(|bytes| bytes <= max_bytes as u64 && isize::try_from(bytes).is_ok())
 }
 
 /// A count as a slot holds it: saturating at `u32::MAX`, as buckets do.
