@@ -109,10 +109,21 @@ impl<T> Generations<T> {
     /// (what a master reads without rotating: a read needs no write and forgets on time even
     /// when no rotation ran lately).
     pub fn live(&self, now_ms: Option<u64>) -> impl Iterator<Item = &Stamped<T>> {
-        let schedule = self.schedule;
-        self.iter().rev().take_while(move |generation| {
-            now_ms.is_none_or(|now| schedule.expiry_ms(generation.start_ms) > now)
-        })
+        let (older, current) = self.live_parts(now_ms);
+        current.into_iter().chain(older.iter().rev())
+    }
+
+    /// The generations of [`live`](Self::live) as the live older ones, oldest first, and the
+    /// current one if it is live: expiries follow the starts, so the expired are the oldest.
+    /// For a lookup's loops, which walk a slice in fewer instructions than the chained
+    /// iterator.
+    #[inline]
+    pub fn live_parts(&self, now_ms: Option<u64>) -> (&[Stamped<T>], Option<&Stamped<T>>) {
+        let live = |generation: &Stamped<T>| {
+            now_ms.is_none_or(|now| self.schedule.expiry_ms(generation.start_ms) > now)
+        };
+        let expired = self.older.iter().take_while(|generation| !live(generation)).count();
+        (&self.older[expired..], self.current.as_ref().filter(|current| live(current)))
     }
 
     /// Whether [`rotate`](Self::rotate) to `at_ms` would change anything: move the current

@@ -27,6 +27,10 @@ pub struct WindowFilter {
     /// write asks for them twice (the module's metrics), and summing the generations each
     /// time cost about 200 instructions.
     totals: Totals,
+    /// Whether lookups ask for their cache lines ahead ([`prefetches`]): decided when the
+    /// filter is made or loaded and at each rotation, since asking costs a lookup of a small
+    /// filter about 30 instructions.
+    prefetch_pays: bool,
 }
 
 /// What [`WindowFilter::totals`] answers: bytes of bit arrays, latest items, links.
@@ -76,13 +80,14 @@ impl WindowFilter {
         layouts: Layouts,
     ) -> WindowFilter {
         let totals = Totals::of(&generations);
-        WindowFilter { params, generations, layouts, totals }
+        let prefetch_pays = prefetches(&params, &layouts, &generations);
+        WindowFilter { params, generations, layouts, totals, prefetch_pays }
     }
 
     /// A deep copy; only [`FilterError::OutOfMemory`] can refuse it.
     pub fn try_clone(&self) -> Result<WindowFilter, FilterError> {
         let generations = self.generations.try_map(Generation::try_clone)?;
-        Ok(WindowFilter { params: self.params, generations, layouts: self.layouts, totals: self.totals })
+        Ok(WindowFilter { generations, ..*self })
     }
 
     /// Its parameters.
@@ -115,6 +120,7 @@ impl WindowFilter {
             totals.items -= dropped.value.latest;
             totals.links -= dropped.value.link_count();
         }
+        self.prefetch_pays = prefetches(&self.params, &self.layouts, &self.generations);
         rotation
     }
 
@@ -168,7 +174,7 @@ impl WindowFilter {
         hash: &ItemHash,
         mut max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
-        let WindowFilter { params, generations, layouts, totals } = self;
+        let WindowFilter { params, generations, layouts, totals, .. } = self;
         let sizes = |generation: &Generation| (generation.bits_bytes(), generation.link_count());
         let (bytes_before, links_before) =
             generations.current().map_or((0, 0), |current| sizes(&current.value));
@@ -253,49 +259,28 @@ impl WindowFilter {
     }
 
     /// Whether a live generation holds the item, newest first: the newest is the likeliest to
-    /// hold a recent item.
+    /// hold a recent item. The generations are walked as a slice, and each one's test is
+    /// inlined: a visit closure called per generation, and then a chained iterator, cost a
+    /// third of a small filter's lookup.
     #[inline]
     fn probe(&self, hash: &ItemHash, now_ms: Option<u64>) -> bool {
+        let (older, current) = self.generations.live_parts(now_ms);
         let mut pattern = FirstBlockPattern::default();
-        for generation in self.live_newest_first(now_ms) {
-            if generation.contains(hash, &mut pattern) {
-                return true;
-            }
-        }
-        false
+        current.is_some_and(|current| current.value.contains(hash, &mut pattern))
+            || older.iter().rev().any(|older| older.value.contains(hash, &mut pattern))
     }
 
     /// Asks for the item's cache lines in every live generation, where they are likely out
     /// of the core's caches.
     #[inline]
     fn prefetch(&self, hash: &ItemHash, now_ms: Option<u64>, every_block: bool) {
-        if !self.prefetch_pays() {
+        if !self.prefetch_pays {
             return;
         }
-        for generation in self.live_newest_first(now_ms) {
-            generation.prefetch(hash, every_block);
+        let (older, current) = self.generations.live_parts(now_ms);
+        for generation in current.into_iter().chain(older) {
+            generation.value.prefetch(hash, every_block);
         }
-    }
-
-    /// Whether a window of base links takes more than [`CACHED_BYTES`] (known from the sizing,
-    /// or from the oldest generation of a filter just loaded): below, the lines asked for are
-    /// in the caches already and asking costs a sixth of a small filter's lookup.
-    #[inline]
-    fn prefetch_pays(&self) -> bool {
-        let base_bytes = self.layouts.base_bytes().or_else(|| {
-            self.generations.iter().next().map(|generation| generation.value.base.bits_bytes() as u64)
-        });
-        base_bytes.is_none_or(|bytes| {
-            bytes.saturating_mul(u64::from(self.params.max_live_generations())) > CACHED_BYTES
-        })
-    }
-
-    /// The generations a lookup asks ([`Generations::live`]), newest first. Walked by `for`
-    /// loops, whose one body is inlined whole: a visit closure, called per generation, cost a
-    /// fifth of a small filter's lookup in its frames.
-    #[inline]
-    fn live_newest_first(&self, now_ms: Option<u64>) -> impl Iterator<Item = &Generation> {
-        self.generations.live(now_ms).map(|generation| &generation.value)
     }
 
     /// Hashes the whole batch and asks for the cache lines of every live generation first,
@@ -359,4 +344,15 @@ impl WindowFilter {
             .iter_mut()
             .flat_map(|generation| generation.value.links_mut().map(SubFilter::bytes_mut))
     }
+}
+
+/// Whether a window of base links takes more than [`CACHED_BYTES`] (known from the sizing, or
+/// from the oldest generation of a filter just loaded): below, the lines asked for are in the
+/// caches already and asking costs a sixth of a small filter's lookup.
+fn prefetches(params: &WindowParams, layouts: &Layouts, generations: &Generations<Generation>) -> bool {
+    let base_bytes = layouts
+        .base_bytes()
+        .or_else(|| generations.iter().next().map(|generation| generation.value.base.bits_bytes() as u64));
+    base_bytes
+        .is_none_or(|bytes| bytes.saturating_mul(u64::from(params.max_live_generations())) > CACHED_BYTES)
 }
