@@ -88,7 +88,8 @@ impl SubFilter {
     ///
     /// Inlined into the lookup's loop over links, with what most lookups never need (a
     /// pattern of another number of hashes, an item's further blocks) out of line: called
-    /// per link, its frame cost about a third of a windowed lookup's probing.
+    /// per link, its frame and the chain's were most of the 200 instructions (of 1,750) a
+    /// windowed BF.EXISTS spent on calls (callgrind, four generations).
     #[allow(clippy::inline_always, reason = "measured: see above")]
     #[inline(always)]
     pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
