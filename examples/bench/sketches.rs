@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 /// Calls per slice: short, so that both servers see the same moments of the machine.
 const SINGLE_CALLS: usize = 5_000;
-const BATCH_CALLS: usize = 40;
+const BATCH_CALLS: usize = 200;
 const BATCH: usize = 100;
 
 /// One workload: the command, the key it works on, and what each call sends after the key.
@@ -72,6 +72,23 @@ fn workloads(random: &mut Random) -> Vec<Workload> {
             });
         }
     }
+    // What every batch pays in both modules whatever the sketch: reading the arguments and
+    // replying an integer per item, measured on a sketch of one counter (one row hashed).
+    // The small sketch's batches are compared above it in docs/performance.md.
+    list.push(Workload {
+        name: format!("CMS.INCRBY floor 1x1 x{BATCH}"),
+        command: "CMS.INCRBY",
+        key: "cms:floor",
+        items_per_call: BATCH,
+        calls: calls(BATCH_CALLS, BATCH, &mut |random| vec![skewed_item(random), "1".into()]),
+    });
+    list.push(Workload {
+        name: format!("CMS.QUERY floor 1x1 x{BATCH}"),
+        command: "CMS.QUERY",
+        key: "cms:floor",
+        items_per_call: BATCH,
+        calls: calls(BATCH_CALLS, BATCH, &mut |random| vec![skewed_item(random)]),
+    });
     for (per_call, count) in [(1, SINGLE_CALLS), (BATCH, BATCH_CALLS)] {
         list.push(Workload {
             name: format!("TOPK.ADD x{per_call}"),
@@ -110,10 +127,12 @@ fn workloads(random: &mut Random) -> Vec<Workload> {
 }
 
 /// The same sketches on either server, filled alike: a small (40 KB) and a large (32 MB)
-/// Count-Min sketch, a Top-K of 50, a t-digest of 100,000 values.
+/// Count-Min sketch, one of a single counter (the floor), a Top-K of 50, a t-digest of
+/// 100,000 values.
 fn prepare(con: &mut Connection) {
     command(con, &["FLUSHALL"]);
     command(con, &["CMS.INITBYDIM", "cms:small", "2000", "5"]);
+    command(con, &["CMS.INITBYDIM", "cms:floor", "1", "1"]);
     command(con, &["CMS.INITBYDIM", "cms:large", "1000000", "8"]);
     command(con, &["TOPK.RESERVE", "topk", "50", "2000", "7", "0.925"]);
     command(con, &["TDIGEST.CREATE", "tdigest", "COMPRESSION", "100"]);
