@@ -121,11 +121,7 @@ fn main() {
         let rows: Vec<window::Row> = runs.iter().flat_map(|run| run(options.rounds)).collect();
         let table = window::table(&rows);
         println!("{table}");
-        let path = options.json.with_file_name("window.md");
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        std::fs::write(&path, table).expect("writing the window table");
+        write_beside(&options.json.with_file_name("window.md"), &table);
         if options.window == Part::Only {
             return;
         }
@@ -135,11 +131,7 @@ fn main() {
         let rows = sketches::run(options.rounds);
         let table = sketches::table(&rows);
         println!("{table}");
-        let path = options.json.with_file_name("sketches.md");
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        std::fs::write(&path, table).expect("writing the sketch table");
+        write_beside(&options.json.with_file_name("sketches.md"), &table);
         accuracy::report(&options.json);
         if options.sketches == Part::Only {
             return;
@@ -216,9 +208,14 @@ fn main() {
         options.sizes.iter().map(|size| (size.name, floor::measure(size.approximate_bytes()))).collect();
     let report = report::Report::new(results, efficiency, cuckoo_efficiency, large, floors, &targets);
     println!("{}", report.table());
-    if let Some(dir) = options.json.parent() {
+    write_beside(&options.json, &report.json());
+    eprintln!("JSON written to {}", options.json.display());
+}
+
+/// Writes a report file, making its folder first (`target/bench` on a fresh checkout).
+fn write_beside(path: &std::path::Path, text: &str) {
+    if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    std::fs::write(&options.json, report.json()).expect("writing the JSON report");
-    eprintln!("JSON written to {}", options.json.display());
+    std::fs::write(path, text).unwrap_or_else(|error| panic!("writing {}: {error}", path.display()));
 }
