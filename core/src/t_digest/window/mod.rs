@@ -11,11 +11,11 @@
 //! Reads answer from the window's digest: the views (compressions) of the live generations
 //! put together and compressed once more, at up to twice the compression (merging digests that
 //! are compressions already loses more than a plain digest does, see
-//! [`MERGE_COMPRESSION_FACTOR`] and [`merge_compression`]), so that its quantiles carry the rank error of a plain
-//! digest fed the window's values (measured in the tests and by `make bench`, against the
-//! exact quantiles of the window's values). Making it on every read would cost a compression
-//! of every generation, so two things are kept beside the value, made on the first read that
-//! needs them:
+//! [`MERGE_COMPRESSION_FACTOR`] and [`merge_compression`]), so that its quantiles carry the
+//! rank error of a plain digest fed the window's values (measured in the tests and by `make
+//! bench`, against the exact quantiles of the window's values). Making it on every read would
+//! cost a compression of every generation, so two things are kept beside the value, made on
+//! the first read that needs them:
 //!
 //! - the older generations put together (they change only at a rotation): rebuilt on the
 //!   first read after a rotation;
