@@ -63,6 +63,7 @@ impl ItemHash {
     /// filter's false-positive rate came out 1.5 times the model's. These positions match it.
     #[inline]
     pub fn bit_positions(&self, hashes: u32, nth: u32) -> impl Iterator<Item = u32> {
+        debug_assert!(hashes <= MAX_HASHES, "a layout has at most MAX_HASHES hashes");
         let seed = if nth == 0 { self.probe_seed } else { remix(self.probe_seed, nth) };
         LCG_STATES.iter().take(hashes as usize).map(move |&(multiplier, increment)| {
             (multiplier.wrapping_mul(seed).wrapping_add(increment) >> (64 - BLOCK_BITS.trailing_zeros()))

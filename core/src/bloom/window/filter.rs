@@ -29,7 +29,8 @@ pub struct WindowFilter {
     totals: Totals,
     /// Whether lookups ask for their cache lines ahead ([`prefetches`]): decided when the
     /// filter is made or loaded and at each rotation, since asking costs a lookup of a small
-    /// filter about 30 instructions.
+    /// filter about 30 instructions. A filter loaded with no generation prefetches until its
+    /// next rotation, its base links' size unknown until then: only speed depends on it.
     prefetch_pays: bool,
 }
 

@@ -265,7 +265,7 @@ impl WindowTDigest {
         Ok(WindowContents::Kept(self.window.get_or_init(|| window)))
     }
 
-    /// The older generations' views put together and compressed (at twice the compression),
+    /// The older generations' views put together and compressed (at up to twice the compression),
     /// kept until the next rotation.
     fn older_together(&self, older: &[Stamped<TDigest>]) -> Result<&Part<Vec<Centroid>>, AllocationFailed> {
         if let Some(together) = self.older.get() {
@@ -399,7 +399,9 @@ impl std::fmt::Debug for WindowTDigest {
 /// allows where it lies: a node's weight times the compression over `2π N ln N`, at most
 /// `q (1 - q)` at either of its edges, as [`TDigest::compress`] asks of a merge. Finer than
 /// that, those nodes cannot be split and stay side by side with the lighter ones they
-/// overlap, and interpolating between them misplaces quantiles.
+/// overlap, and interpolating between them misplaces quantiles. A node of more than one value
+/// at either end (a digest's ends are single values unless TDIGEST.MERGE or a record made
+/// them heavier) has no room, and keeps the window's own compression.
 ///
 /// Measured in process against the exact quantiles (99 fractions, reads between writes,
 /// compression 100, a window of 1.2 s in 4 generations, 100 streams of 300 uniform values per

@@ -321,7 +321,7 @@ fn the_merge_compression_is_lowered_only_for_nodes_too_heavy_for_the_windows_sca
     let node = |mean: f64, weight: i64| Centroid { mean, weight };
     let singles: Vec<Centroid> = (0..1000).map(|n| node(f64::from(n), 1)).collect();
     assert_eq!(merge_compression(100, &singles, 1000), 200);
-    // 1,000 values: at the middle the scale allows about 170 in a centroid at 100, 86 at 200.
+    // 1,000 values: at the middle the scale allows about 108 in a centroid at 100, 54 at 200.
     let mut nodes: Vec<Centroid> = (0..450).map(|n| node(f64::from(n), 1)).collect();
     nodes.push(node(500.0, 100));
     nodes.extend((550..1000).map(|n| node(f64::from(n), 1)));
