@@ -357,14 +357,16 @@ impl TDigest {
         Ok(self.view.get_or_init(|| view))
     }
 
-    /// A digest for reads only, of `nodes` (sorted by mean) holding `observations` between
-    /// `min` and `max`: its view, their compression, is made at once and it keeps no nodes of
-    /// its own (what a windowed digest's reads answer from, made of its generations' views).
+    /// A digest for reads only, of `centroids` (sorted by mean, a compression already: no two
+    /// neighbours would merge) holding `observations` between `min` and `max`: they are its
+    /// view, and it keeps no nodes of its own (what a windowed digest's reads answer from,
+    /// cut from its generations). Of one observation or none, its view is what a compression
+    /// makes of them, as for any digest.
     pub(super) fn read_only(
         compression: u64,
         capacity: usize,
         [min, max]: [f64; 2],
-        nodes: Vec<Centroid>,
+        centroids: Vec<Centroid>,
         observations: i64,
         total_compressions: i64,
     ) -> TDigest {
@@ -377,7 +379,15 @@ impl TDigest {
             observations,
             total_compressions,
         );
-        let _ = digest.view.set(View::compressing(nodes, observations, compression));
+        let view = if observations > 1 {
+            // As a compression reports it: the centroids' own sum where the total lost some.
+            let centroids_weight = centroids.iter().fold(0i64, |sum, node| sum.saturating_add(node.weight));
+            let merged_nodes = centroids.len();
+            View::new(centroids, merged_nodes, observations.max(centroids_weight), 0)
+        } else {
+            View::compressing(centroids, observations, compression)
+        };
+        let _ = digest.view.set(view);
         digest
     }
 

@@ -276,18 +276,18 @@ fn quantiles_of_the_window_carry_a_plain_digests_rank_error() {
     assert!(windowed_max <= 1.5 * plain_max, "max {windowed_max} against {plain_max}");
 }
 
-/// Small generations of a drifting stream, as a short window sees (1.2 s in four spans, 300
-/// uniform values every 85 ms, each batch 40 above the last), read after every fifth batch:
-/// per stream, the mean and largest rank error of 99 quantiles against the exact ones, and a
-/// plain digest's fed the window's batches.
-fn small_generations_rank_errors(seed: u64) -> [(f64, f64); 2] {
+/// Small generations, as a short window sees (1.2 s in four spans, 300 values every 85 ms),
+/// read after every fifth batch: per stream, the mean and largest rank error of 99 quantiles
+/// against the exact ones, and a plain digest's fed the window's batches. `value` makes the
+/// batches' values from a uniform draw in `[0, 1)` and the batch's step.
+fn small_generations_rank_errors(seed: u64, value: impl Fn(f64, u64) -> f64) -> [(f64, f64); 2] {
     let mut random = Random(seed);
     let mut digest = WindowTDigest::new(100, Schedule::new(1200, 4).unwrap(), BUDGET).unwrap();
     let quantiles: Vec<f64> = (1..100).map(|i| f64::from(i) / 100.0).collect();
     let mut batches: Vec<Vec<f64>> = Vec::new();
     let (mut windowed, mut plain, mut reads) = ((0.0, 0.0f64), (0.0, 0.0f64), 0.0);
     for step in 0..30u64 {
-        let batch: Vec<f64> = (0..300).map(|_| step as f64 * 40.0 + random.unit() * 1000.0).collect();
+        let batch: Vec<f64> = (0..300).map(|_| value(random.unit(), step)).collect();
         add_at(&mut digest, 1_000_000 + step * 85, &batch);
         batches.push(batch);
         if step % 5 != 4 {
@@ -317,31 +317,42 @@ fn small_generations_rank_errors(seed: u64) -> [(f64, f64); 2] {
 }
 
 #[test]
-fn the_merge_compression_is_lowered_only_for_nodes_too_heavy_for_the_windows_scale() {
-    let node = |mean: f64, weight: i64| Centroid { mean, weight };
-    let singles: Vec<Centroid> = (0..1000).map(|n| node(f64::from(n), 1)).collect();
-    assert_eq!(merge_compression(100, &singles, 1000), 200);
-    // 1,000 values: at the middle the scale allows about 108 in a centroid at 100, 54 at 200.
-    let mut nodes: Vec<Centroid> = (0..450).map(|n| node(f64::from(n), 1)).collect();
-    nodes.push(node(500.0, 100));
-    nodes.extend((550..1000).map(|n| node(f64::from(n), 1)));
-    let lowered = merge_compression(100, &nodes, 1000);
-    assert!((100..200).contains(&lowered), "{lowered}");
-    // Never below the window's own compression, whatever the nodes.
-    assert_eq!(merge_compression(100, &[node(1.0, 999), node(2.0, 1)], 1000), 100);
-    assert_eq!(merge_compression(100, &[], 0), 200);
-}
-
-#[test]
 fn small_generations_of_a_drifting_stream_carry_a_plain_digests_rank_error() {
     let (mut means, mut plain_means) = (0.0, 0.0);
     for seed in 1..=20 {
-        let [(mean, max), (plain_mean, plain_max)] = small_generations_rank_errors(seed * 0x9E37_79B9);
+        // Uniform values, each batch 40 above the last.
+        let drifting = |unit: f64, step: u64| step as f64 * 40.0 + unit * 1000.0;
+        let [(mean, max), (plain_mean, plain_max)] =
+            small_generations_rank_errors(seed * 0x9E37_79B9, drifting);
         assert!(max <= 2.0 * plain_max + 0.005, "stream {seed}: largest {max} against {plain_max}");
         (means, plain_means) = (means + mean, plain_means + plain_mean);
     }
     println!("mean rank error over 20 streams: windowed {means:.5}, plain {plain_means:.5}");
     assert!(means <= 1.3 * plain_means, "mean {means} against {plain_means}");
+}
+
+/// Where the stream does not drift, every generation's centroids overlap every other's. The
+/// window's digest merged from those centroids (before the generations' curves were summed)
+/// failed this test: on the first uniform stream, a largest rank error of 0.027 against a
+/// plain digest's 0.0067.
+#[test]
+fn small_generations_of_a_steady_stream_carry_a_plain_digests_rank_error() {
+    let uniform = |unit: f64, _| unit * 1000.0;
+    let latency = |unit: f64, _| 1.0 + 50.0 * (-(1.0 - unit).ln()).powf(1.5);
+    for (name, value) in [("uniform", &uniform as &dyn Fn(f64, u64) -> f64), ("latency", &latency)] {
+        let (mut means, mut plain_means) = (0.0, 0.0);
+        for seed in 1..=20 {
+            let [(mean, max), (plain_mean, plain_max)] =
+                small_generations_rank_errors(seed * 0x51_7CC1, value);
+            assert!(
+                max <= 1.5 * plain_max + 0.002,
+                "{name} stream {seed}: largest {max} against {plain_max}"
+            );
+            (means, plain_means) = (means + mean, plain_means + plain_mean);
+        }
+        println!("{name}: mean rank error over 20 streams: windowed {means:.5}, plain {plain_means:.5}");
+        assert!(means <= 1.1 * plain_means, "{name}: mean {means} against {plain_means}");
+    }
 }
 
 #[test]
