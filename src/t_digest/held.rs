@@ -22,7 +22,7 @@ pub fn held_mut(key: &mut Key) -> Result<Option<HeldMut<'_>>, CommandError> {
 /// generations alive at `now_ms` (`window::rotation::read_time`; `None`: every generation held).
 pub fn read(held: Held<'_>, now_ms: Option<u64>) -> Result<WindowContents<'_>, CommandError> {
     match held {
-        Held::Plain(digest) => Ok(WindowContents::Kept(digest)),
+        Held::Plain(digest) => Ok(WindowContents::plain(digest)),
         Held::Windowed(digest) => digest.contents(now_ms).map_err(|_| TDigestError::AllocationFailed.into()),
     }
 }

@@ -25,7 +25,7 @@ const FIRST_ROOM: usize = 16;
 /// were: a merged centroid at 5 and a buffered 5 may end either way round, and decide what
 /// merges into what. Its answers and these are the same whenever no two nodes of equal means
 /// and different weights meet.
-pub(super) fn canonical(a: &Centroid, b: &Centroid) -> Ordering {
+fn canonical(a: &Centroid, b: &Centroid) -> Ordering {
     a.mean.total_cmp(&b.mean).then(a.weight.cmp(&b.weight))
 }
 

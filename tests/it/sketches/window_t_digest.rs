@@ -354,6 +354,32 @@ fn quantiles_of_the_window_carry_a_plain_digests_rank_error() {
     assert!(mean <= 2.0 * mean_plain + 0.001, "mean rank error {mean} against {mean_plain}");
 }
 
+/// `TDIGEST.TRIMMED_MEAN` of a window of two generations averages the generations' own
+/// centroids: of the whole window, the exact mean of its values, as a plain digest gives.
+#[test]
+fn the_trimmed_mean_of_a_whole_window_is_its_values_mean() {
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["TDIGEST.CREATE", "w", "WINDOW", "3000", "GENERATIONS", "3"]);
+    let mut random = Random::seeded();
+    let mut values = Vec::new();
+    for batch in 0..2 {
+        if batch > 0 {
+            // Spans of a second: the second batch opens a generation of its own.
+            std::thread::sleep(Duration::from_millis(1100));
+        }
+        // Skewed values, where the window's digest's centroids (values at middle ranks) are
+        // not their means.
+        let batch: Vec<f64> = (0..2000).map(|_| (random.below(1000) as f64 / 100.0).exp()).collect();
+        add(&mut con, "w", &batch);
+        values.extend(batch);
+    }
+    assert_eq!(observations(&mut con, "w"), 4000, "both batches in the window");
+    let exact = values.iter().sum::<f64>() / values.len() as f64;
+    let mean = doubles(ok(&mut con, &["TDIGEST.TRIMMED_MEAN", "w", "0", "1"]))[0];
+    assert!((mean / exact - 1.0).abs() < 1e-9, "{mean} against {exact}");
+}
+
 #[test]
 fn a_replica_applies_its_masters_rotations_and_holds_the_same_digests() {
     const WINDOW: u64 = 1200;

@@ -24,10 +24,6 @@ use super::super::centroid::Centroid;
 use super::super::digest::try_vec;
 use crate::bytes::AllocationFailed;
 
-/// A cut makes at most this many centroids per unit of the compression it cuts at (of the
-/// window's compression, the capacity of one generation's node array: `6 c + 10`).
-const MAX_CENTROIDS_PER_COMPRESSION: f64 = 1.5;
-
 /// A value and how many observations lie at or below it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Point {
@@ -91,7 +87,7 @@ impl Curve {
     }
 
     /// The observations the curve counts.
-    fn total(&self) -> f64 {
+    pub(super) fn total(&self) -> f64 {
         self.points.last().map_or(0.0, |point| point.below)
     }
 
@@ -122,6 +118,39 @@ impl Curve {
         Ok(level.pop().unwrap_or(Curve { points: Vec::new() }))
     }
 
+    /// Where the curve reaches the count `rank`: the value, and how far into the jump at that
+    /// value the count lies (0 where it does not jump there; 1 past the curve's total).
+    pub(super) fn position_of(&self, rank: f64) -> Position {
+        let reached = self.points.partition_point(|point| point.below < rank);
+        let before = reached.checked_sub(1).and_then(|index| self.points.get(index));
+        match (before, self.points.get(reached)) {
+            (Some(a), Some(b)) if a.value == b.value => {
+                let (left, right) = counts_at(&self.points, &mut self.first_at(b.value), b.value);
+                Position { value: b.value, into_jump: unit((rank - left) / (right - left)) }
+            }
+            (Some(a), Some(b)) => Position {
+                value: between(a.value, b.value, unit((rank - a.below) / (b.below - a.below))),
+                into_jump: 0.0,
+            },
+            (None, Some(b)) => Position { value: b.value, into_jump: 0.0 },
+            (_, None) => {
+                Position { value: self.points.last().map_or(0.0, |point| point.value), into_jump: 1.0 }
+            }
+        }
+    }
+
+    /// The count at `position` of another curve (one of those summed into it): from the left
+    /// of its value, and as far into its jump there as the position says.
+    pub(super) fn rank_at(&self, position: Position) -> f64 {
+        let (left, right) = counts_at(&self.points, &mut self.first_at(position.value), position.value);
+        left + position.into_jump * (right - left)
+    }
+
+    /// The index of the first point at or after `value`.
+    fn first_at(&self, value: f64) -> usize {
+        self.points.partition_point(|point| point.value < value)
+    }
+
     fn plus(&self, other: &Curve) -> Result<Curve, AllocationFailed> {
         // Each value gives at most as many points as the two curves have at it.
         let mut points = try_vec(self.points.len() + other.points.len())?;
@@ -142,6 +171,13 @@ impl Curve {
     ) -> Result<Vec<Centroid>, AllocationFailed> {
         cut(Summed::new(self, other), self.total() + other.total(), compression)
     }
+}
+
+/// Where a curve reaches a count ([`Curve::position_of`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Position {
+    value: f64,
+    into_jump: f64,
 }
 
 /// The points of the sum of two curves, in order: at every value either has a point at, both
@@ -213,9 +249,13 @@ fn cut(
     let cuts = Scale::new(total, compression).cuts()?;
     let mut centroids = try_vec(cuts.len().saturating_sub(1))?;
     let mut walk = RankWalk::new(points);
+    let mut lowest = f64::MIN;
     for pair in cuts.windows(2) {
         let &[start, end] = pair else { break };
-        centroids.push(Centroid { mean: walk.value_at(0.5 * (start + end)), weight: (end - start) as i64 });
+        // The curve never goes back; a rounding of a convex combination might, by a unit.
+        let mean = walk.value_at(0.5 * (start + end)).max(lowest);
+        lowest = mean;
+        centroids.push(Centroid { mean, weight: (end - start) as i64 });
     }
     Ok(centroids)
 }
@@ -244,14 +284,13 @@ impl Scale {
     /// where bounding each centroid from where the last ended would put a division and a
     /// square root in it.
     ///
-    /// That is about `2 (1 + ln total) / growth` cuts, so the growth is raised as far as it
-    /// takes to stay within [`MAX_CENTROIDS_PER_COMPRESSION`] times the compression: the
-    /// memory a read takes stays within what the budget admitted.
+    /// That is about `2 / growth` cuts at the ends and `2 ln(total) / ln(1 + growth)` between,
+    /// `compression (1 + 1 / ln total) / π` where the growth is small: below the node array of
+    /// one generation (`6 c + 10` at four times `c`), which the memory budget admitted. Where
+    /// the compression is tiny and the total huge (1 and 10^18), a few dozen.
     fn cuts(&self) -> Result<Vec<f64>, AllocationFailed> {
         let (total, half) = (self.total, (self.total / 2.0).floor());
-        let logarithm = total.ln();
-        let most = MAX_CENTROIDS_PER_COMPRESSION * self.compression;
-        let growth = (2.0 * PI * logarithm / self.compression).max(2.0 * (1.0 + logarithm) / most);
+        let growth = 2.0 * PI * total.ln() / self.compression;
         let mut lower = Vec::new();
         let ones = (1.0 / growth).ceil().min(half);
         let mut rank = 0.0;
@@ -372,14 +411,27 @@ impl<P: Iterator<Item = Point>> RankWalk<P> {
         RankWalk { points, start, end }
     }
 
-    /// The value at rank `rank` (at or after every rank asked before): where the curve
-    /// reaches that count, the first such value where it stays flat.
+    /// The value at rank `rank` (above every rank asked before): where the curve reaches that
+    /// count, or the middle of the values where it stays at it (between two single values, a
+    /// centroid of both is at neither).
     fn value_at(&mut self, rank: f64) -> f64 {
-        while self.end.is_some_and(|end| end.below <= rank) {
+        while self.end.is_some_and(|end| end.below < rank) {
             let Some(next) = self.points.next() else { break };
             self.start = self.end.replace(next);
         }
         match (self.start, self.end) {
+            (Some(_), Some(end)) if end.below == rank => {
+                let first = end.value;
+                let mut last = first;
+                for next in self.points.by_ref() {
+                    self.start = self.end.replace(next);
+                    if next.below > rank {
+                        break;
+                    }
+                    last = next.value;
+                }
+                between(first, last, 0.5)
+            }
             (Some(start), Some(end)) if end.below > start.below => {
                 between(start.value, end.value, unit((rank - start.below) / (end.below - start.below)))
             }
@@ -463,22 +515,43 @@ mod tests {
         assert_eq!(centroids.last().map(|c| c.mean), Some(f64::MAX));
     }
 
+    #[test]
+    fn counts_beyond_a_doubles_whole_numbers_are_cut_without_a_hang() {
+        // Two digests of about 2^62 observations each: the count is exact no more.
+        let nodes = [node(-1.0, 1), node(0.0, 1 << 62), node(1.0, 1)];
+        let curve = Curve::of_centroids(&nodes, -1.0, 1.0).unwrap();
+        let centroids = Curve::sum(&[&curve, &curve]).unwrap().centroids(400).unwrap();
+        let total = centroids.iter().fold(0i64, |sum, c| sum.saturating_add(c.weight));
+        assert!((total as f64 / 2f64.powi(63) - 1.0).abs() < 1e-9, "{total}");
+        assert!(centroids.len() < 1000, "{}", centroids.len());
+        assert!(centroids.windows(2).all(|pair| pair[0].mean <= pair[1].mean));
+    }
+
+    #[test]
+    fn a_rank_where_the_curve_stays_flat_is_at_the_middle_of_the_flat() {
+        // Two single values, 1 and 3: the count stays 1 from one to the other.
+        let points =
+            [(1.0, 0.0), (1.0, 1.0), (3.0, 1.0), (3.0, 2.0)].map(|(value, below)| Point { value, below });
+        let mut walk = RankWalk::new(points.iter().copied());
+        assert_eq!([0.5, 1.0, 1.5].map(|rank| walk.value_at(rank)), [1.0, 2.0, 3.0]);
+    }
+
     mod properties {
         use super::*;
         use proptest::prelude::*;
 
-        /// A compressed digest's centroids (sorted by mean, singletons and heavier ones) and
-        /// bounds at or beyond its ends.
+        /// A compressed digest's centroids (sorted by mean, singletons and heavier ones, and
+        /// the weights of 0 a record may hold) and bounds usually beyond its ends, sometimes
+        /// within them (a record's, by a rounding or by design).
         fn digest() -> impl Strategy<Value = (Vec<Centroid>, f64, f64)> {
-            (prop::collection::vec((-1e6f64..1e6, 1i64..2000), 1..60), 0.0f64..100.0, 0.0f64..100.0).prop_map(
-                |(mut nodes, below, above)| {
+            (prop::collection::vec((-1e6f64..1e6, 0i64..2000), 1..60), -10.0f64..100.0, -10.0f64..100.0)
+                .prop_map(|(mut nodes, below, above)| {
                     nodes.sort_by(|a, b| a.0.total_cmp(&b.0));
                     let nodes: Vec<Centroid> =
                         nodes.into_iter().map(|(mean, weight)| node(mean, weight)).collect();
                     let (first, last) = (nodes[0].mean, nodes[nodes.len() - 1].mean);
                     (nodes, first - below, last + above)
-                },
-            )
+                })
         }
 
         proptest! {
@@ -495,11 +568,13 @@ mod tests {
                 prop_assert_eq!(centroids.iter().map(|c| c.weight).sum::<i64>(), total);
                 prop_assert!(centroids.iter().all(|c| c.weight >= 1));
                 prop_assert!(centroids.windows(2).all(|pair| pair[0].mean <= pair[1].mean));
-                let lowest = digests.iter().map(|d| d.1).fold(f64::MAX, f64::min);
-                let highest = digests.iter().map(|d| d.2).fold(-f64::MAX, f64::max);
+                let values = || {
+                    digests.iter().flat_map(|(nodes, min, max)| nodes.iter().map(|node| node.mean).chain([*min, *max]))
+                };
+                let (lowest, highest) = (values().fold(f64::MAX, f64::min), values().fold(-f64::MAX, f64::max));
                 prop_assert!(centroids.iter().all(|c| (lowest..=highest).contains(&c.mean)), "{:?}", centroids);
-                // Never more centroids than the bound on a cut allows, nor than observations.
-                let most = (MAX_CENTROIDS_PER_COMPRESSION * compression as f64) as usize + 64;
+                // About `compression / π` and a few at the ends; never more than observations.
+                let most = compression as usize + 64;
                 prop_assert!(centroids.len() <= most.min(total as usize), "{} of {}", centroids.len(), total);
                 if let [first, second, ..] = all.as_slice() {
                     let summed = Curve::sum(&[first, second]).unwrap().centroids(compression).unwrap();

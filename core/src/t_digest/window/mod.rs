@@ -9,20 +9,19 @@
 //! `t + ms (1 + 1/g)`; at most `g + 1` generations are alive.
 //!
 //! Reads answer from the window's digest, cut from the live generations' curves summed
-//! ([`curve`]): each generation's digest estimates how many of its values lie below any
-//! value, the sum of those is the window's, and the window's digest is that sum cut into
-//! centroids that do not overlap, at [`WINDOW_COMPRESSION_FACTOR`] times the compression.
-//! Merging the generations' centroids instead (as this module did before) leaves centroids of
-//! different generations side by side, which misplaces quantiles wherever heavy ones overlap:
-//! on a stream that does not drift, twice a plain digest's rank error and more. Summed, the
-//! generations' own errors partly cancel, and the window's quantiles carry the rank error of
-//! a plain digest fed the window's values, or less (measured in the tests and by `make
-//! bench`, against the exact quantiles of the window's values). Making it on every read
-//! would sum every generation, so two things are kept beside the value, made on the first
-//! read that needs them:
+//! ([`curve`]): each generation's digest estimates how many of its values lie below any value,
+//! the sum of those is the window's, and the window's digest is that sum cut into centroids
+//! that do not overlap, at [`WINDOW_COMPRESSION_FACTOR`] times the compression. Merging the
+//! generations' centroids instead (as this module did before) leaves centroids of different
+//! generations side by side, which misplaces quantiles wherever heavy ones overlap: on a stream
+//! that does not drift, twice a plain digest's rank error and more. Summed, the generations'
+//! own errors partly cancel, and the window's quantiles carry about the rank error of a plain
+//! digest fed the window's values, mostly less (measured in the tests and by `make bench`,
+//! against the exact quantiles of the window's values). Making it on every read would sum every
+//! generation, so two things are kept beside the value, made on the first read that needs them:
 //!
-//! - the older generations' curves summed (they change only at a rotation), cut as the
-//!   window's digest is and kept as the curve of those centroids: about as many points as one
+//! - the older generations' curves summed (they change only at a rotation), cut as the window's
+//!   digest is and kept as the curve of those centroids: about twice as many points as one
 //!   digest has, however many generations; made again by the first read after a rotation;
 //! - the window's digest, cut from that curve and the current generation's summed as the cut
 //!   walks them: made again by the first read after a write.
@@ -43,13 +42,17 @@
 //! window holds one full array and `g` compressed ones, well under `g + 1` plain digests.
 //!
 //! - [`encoding`](mod@encoding): the RDB record (`rbTDIGwnd`), its impl `Persistent`;
-//! - [`merge`]: TDIGEST.MERGE of windowed digests, span by span.
+//! - [`merge`]: TDIGEST.MERGE of windowed digests, span by span;
+//! - [`curve`]: the generations' estimated counts, summed and cut into the window's digest;
+//! - [`trimmed_mean`](mod@trimmed_mean): `TDIGEST.TRIMMED_MEAN` of a window, from the generations'
+//!   own centroids.
 
 mod curve;
 mod encoding;
 pub(super) mod merge;
 #[cfg(test)]
 mod tests;
+mod trimmed_mean;
 
 use std::cell::OnceCell;
 use std::ops::Deref;
@@ -85,23 +88,52 @@ pub struct WindowTDigest {
     window: OnceCell<TDigest>,
 }
 
-/// The window's digest a read answers from: kept with the value, or made for one read (a
-/// master's read that skips generations expired since the last rotation).
-pub enum WindowContents<'a> {
+/// The digest a read answers from: a plain digest itself, or a window's digest, kept with the
+/// value or made for one read (a master's read that skips generations expired since the last
+/// rotation), with the generations it was cut from.
+pub struct WindowContents<'a> {
+    digest: Contents<'a>,
+    /// The generations the digest was cut from; none when it is a digest of its own (a plain
+    /// digest, or a window's one generation).
+    cut_from: Vec<&'a TDigest>,
+}
+
+enum Contents<'a> {
     /// Kept with the value (or a plain digest itself), until its next write or rotation.
     Kept(&'a TDigest),
     /// Made for this read alone.
     ForThisRead(TDigest),
 }
 
+impl<'a> WindowContents<'a> {
+    /// A digest that answers for itself: a plain one, or a window's only generation.
+    pub fn plain(digest: &'a TDigest) -> WindowContents<'a> {
+        WindowContents { digest: Contents::Kept(digest), cut_from: Vec::new() }
+    }
+
+    /// `TDIGEST.TRIMMED_MEAN`: the digest's own, or, of a window of several generations, from
+    /// the generations' centroids, whose means are the observations' own
+    /// ([`trimmed_mean`](mod@trimmed_mean)). Named as the digest's, which it stands for.
+    pub fn trimmed_mean(&self, low: f64, high: f64) -> Result<f64, AllocationFailed> {
+        if self.cut_from.is_empty() {
+            return self.digest().trimmed_mean(low, high);
+        }
+        trimmed_mean::trimmed_mean(&self.cut_from, low, high)
+    }
+
+    fn digest(&self) -> &TDigest {
+        match &self.digest {
+            Contents::Kept(digest) => digest,
+            Contents::ForThisRead(digest) => digest,
+        }
+    }
+}
+
 impl Deref for WindowContents<'_> {
     type Target = TDigest;
 
     fn deref(&self) -> &TDigest {
-        match self {
-            WindowContents::Kept(digest) => digest,
-            WindowContents::ForThisRead(digest) => digest,
-        }
+        self.digest()
     }
 }
 
@@ -242,40 +274,43 @@ impl WindowTDigest {
         if let Some(now) = now_ms.filter(|&now| self.generations.holds_expired(now)) {
             let live: Vec<&TDigest> = self.generations.live(Some(now)).map(|g| &g.value).collect();
             if let [alone] = live.as_slice() {
-                return Ok(WindowContents::Kept(alone));
+                return Ok(WindowContents::plain(alone));
             }
-            let parts = curves_of(&live)?;
-            return Ok(WindowContents::ForThisRead(self.put_together(&borrowed(&parts))?));
+            let parts = parts_of(&live)?;
+            let digest = Contents::ForThisRead(self.put_together(&borrowed(&parts))?);
+            return Ok(WindowContents { digest, cut_from: live });
         }
         let older = self.generations.older();
         let digests: Vec<&TDigest> =
             older.iter().map(|g| &g.value).chain(self.generations.current().map(|g| &g.value)).collect();
         if let [alone] = digests.as_slice() {
-            return Ok(WindowContents::Kept(alone));
+            return Ok(WindowContents::plain(alone));
         }
-        if let Some(window) = self.window.get() {
-            return Ok(WindowContents::Kept(window));
-        }
-        let window = match self.generations.current() {
-            Some(current) if older.len() > 1 => {
-                let older = self.older_together(older)?;
-                let current = Part::of(&current.value)?;
-                self.put_together(&[older.borrowed(), current.borrowed()])?
-            }
-            _ => self.put_together(&borrowed(&curves_of(&digests)?))?,
+        let window = if let Some(window) = self.window.get() {
+            window
+        } else {
+            let window = match self.generations.current() {
+                Some(current) if older.len() > 1 => {
+                    let older = self.older_together(older)?;
+                    let current = Part::of(&current.value)?;
+                    self.put_together(&[older.borrowed(), current.borrowed()])?
+                }
+                _ => self.put_together(&borrowed(&parts_of(&digests)?))?,
+            };
+            self.window.get_or_init(|| window)
         };
-        Ok(WindowContents::Kept(self.window.get_or_init(|| window)))
+        Ok(WindowContents { digest: Contents::Kept(window), cut_from: digests })
     }
 
     /// The older generations' curves summed and cut as the window's digest is, kept until the
-    /// next rotation as the curve of that cut: about as many points as one digest's curve,
+    /// next rotation as the curve of that cut: about twice as many points as one digest's curve,
     /// however many generations.
     fn older_together(&self, older: &[Stamped<TDigest>]) -> Result<&Part<Curve>, AllocationFailed> {
         if let Some(together) = self.older.get() {
             return Ok(together);
         }
         let digests: Vec<&TDigest> = older.iter().map(|g| &g.value).collect();
-        let parts = curves_of(&digests)?;
+        let parts = parts_of(&digests)?;
         let curves: Vec<&Curve> = parts.iter().map(|part| &part.curve).collect();
         let totals = Totals::sum(&parts);
         let cut = Curve::sum(&curves)?.centroids(self.window_compression())?;
@@ -337,8 +372,9 @@ struct Part<C> {
 impl Part<Curve> {
     /// A digest's part: its view's curve.
     fn of(digest: &TDigest) -> Result<Part<Curve>, AllocationFailed> {
-        let view = digest.view()?;
-        let nodes = if view.merged_nodes > 0 { view.merged() } else { view.nodes.as_slice() };
+        // Every node of the view: a compression merges them all, or (a digest of one
+        // observation) none, whose node still counts in the window.
+        let nodes = digest.view()?.nodes.as_slice();
         Ok(Part { totals: Totals::of(digest), curve: Curve::of_centroids(nodes, digest.min, digest.max)? })
     }
 
@@ -366,7 +402,7 @@ impl Totals {
         }
     }
 
-    fn sum<N>(parts: &[Part<N>]) -> Totals {
+    fn sum<C>(parts: &[Part<C>]) -> Totals {
         let none = Totals { min: f64::MAX, max: -f64::MAX, observations: 0, compressions: 0 };
         parts.iter().fold(none, |sum, part| Totals {
             min: sum.min.min(part.totals.min),
@@ -383,7 +419,7 @@ fn borrowed(parts: &[Part<Curve>]) -> Vec<Part<&Curve>> {
 }
 
 /// Each digest's part.
-fn curves_of(digests: &[&TDigest]) -> Result<Vec<Part<Curve>>, AllocationFailed> {
+fn parts_of(digests: &[&TDigest]) -> Result<Vec<Part<Curve>>, AllocationFailed> {
     let mut parts = Vec::new();
     parts.try_reserve_exact(digests.len()).map_err(|_| AllocationFailed)?;
     for &digest in digests {
