@@ -120,7 +120,7 @@ impl<T> Generations<T> {
     #[inline]
     pub fn live_parts(&self, now_ms: Option<u64>) -> (&[Stamped<T>], Option<&Stamped<T>>) {
         let live = |generation: &Stamped<T>| {
-            now_ms.is_none_or(|now| self.schedule.expiry_ms(generation.start_ms) > now)
+            now_ms.is_none_or(|now| self.schedule.expiry_ms(generation.start_ms) > latest(now))
         };
         let expired = self.older.iter().take_while(|generation| !live(generation)).count();
         (&self.older[expired..], self.current.as_ref().filter(|current| live(current)))
@@ -130,12 +130,13 @@ impl<T> Generations<T> {
     /// span on, or drop a generation. Without a division: the current span starts on the
     /// grid (a load refuses any other start), so a later span starts at its end or after.
     pub fn rotates_at(&self, at_ms: u64) -> bool {
+        let at_ms = latest(at_ms);
         at_ms >= self.current_start_ms.saturating_add(self.schedule.span_ms()) || self.holds_expired(at_ms)
     }
 
     /// Whether some generation has expired at `now_ms` though no rotation dropped it yet.
     pub fn holds_expired(&self, now_ms: u64) -> bool {
-        self.iter().next().is_some_and(|oldest| self.schedule.expiry_ms(oldest.start_ms) <= now_ms)
+        self.iter().next().is_some_and(|oldest| self.schedule.expiry_ms(oldest.start_ms) <= latest(now_ms))
     }
 
     /// Moves to the time `now_ms`: the span holding it becomes the current one (spans with no
@@ -144,8 +145,11 @@ impl<T> Generations<T> {
     /// back, a failover to a server whose clock is behind) moves nothing back: writes then go
     /// to the current span and are kept a little longer.
     ///
+    /// A time past [`MAX_TIME_MS`] moves no further than that ([`latest`]).
+    ///
     /// Deterministic, and allocates nothing.
     pub fn rotate(&mut self, now_ms: u64) -> Rotation<T> {
+        let now_ms = latest(now_ms);
         let schedule = self.schedule;
         let span_start = schedule.span_start(now_ms);
         let advanced = span_start > self.current_start_ms;
@@ -188,7 +192,7 @@ impl<T> Generations<T> {
     /// Whether a rotation to `now_ms` would close or drop a generation: what a timer asks to
     /// return the memory of expired writes on keys that receive no commands.
     pub fn needs_rotation(&self, now_ms: u64) -> bool {
-        self.next_rotation_ms().is_some_and(|next| now_ms >= next)
+        self.next_rotation_ms().is_some_and(|next| latest(now_ms) >= next)
     }
 
     /// Drops every generation (a RESET); the schedule and the current span stay.
@@ -281,6 +285,15 @@ impl<T> Generations<T> {
         }
         Ok(loaded)
     }
+}
+
+/// The time `now_ms` is taken as: at most [`MAX_TIME_MS`]. No clock gets there, but a hostile
+/// AOF's or master's `ROTATE` can name any time; a value rotated past it would save a current
+/// span its own load refuses, and reads by such a time would stop counting what the latest
+/// span holds.
+#[inline]
+fn latest(now_ms: u64) -> u64 {
+    now_ms.min(MAX_TIME_MS)
 }
 
 fn malformed(what: &'static str) -> DecodeError {

@@ -124,6 +124,28 @@ fn the_record_loads_back_and_hostile_times_are_refused() {
     }
 }
 
+/// A rotation to a time no clock reaches (a hostile AOF's or master's `ROTATE`) stops at the
+/// latest time a record may hold: the value saves a record that loads. Found by the `sketches`
+/// fuzz target, whose windowed t-digest, rotated a third of a long window at a time from a
+/// loaded record's late span, saved a record its own load refused.
+#[test]
+fn a_rotation_beyond_any_clock_leaves_a_value_that_saves_and_loads() {
+    let schedule = Schedule::new(1000, 4).unwrap();
+    for at in [MAX_TIME_MS - 1, MAX_TIME_MS, MAX_TIME_MS + 1, MAX_TIME_MS + 777, u64::MAX] {
+        let mut generations = Generations::new(schedule).unwrap();
+        write(&mut generations, 1_000, 2);
+        assert_eq!(generations.rotates_at(at), generations.rotate(at).changed(), "at {at}");
+        assert!(generations.current_start_ms() <= MAX_TIME_MS, "at {at}");
+        write(&mut generations, at, 1);
+        let loaded = load(&mut saved(&generations)).unwrap_or_else(|error| panic!("at {at}: {error:?}"));
+        assert_eq!(loaded.current_start_ms(), generations.current_start_ms());
+        // Once at the latest time, no later one moves it.
+        generations.rotate(u64::MAX);
+        assert!(!generations.rotates_at(u64::MAX), "at {at}");
+        assert!(load(&mut saved(&generations)).is_ok(), "at {at}");
+    }
+}
+
 proptest::proptest! {
     /// The check every windowed write makes before it rotates: told without a division, it
     /// answers what the rotation then does, for any schedule, writes and times (clocks set

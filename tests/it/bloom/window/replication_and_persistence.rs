@@ -346,6 +346,39 @@ fn aof_keeps_absolute_times_so_a_server_down_longer_than_the_window_forgets() {
     assert_eq!(found(&mut con, "day", &day_items), 2000);
 }
 
+/// A `BF.ROTATE` to a time no clock reaches, as a hostile AOF (or master) may send: the filter
+/// stops at the latest time a record may hold, and SAVE and reload keep it, where it used to
+/// save a current span its own load refused (the key lost at the next restart).
+#[test]
+fn a_rotation_beyond_any_clock_in_the_aof_leaves_a_filter_that_reloads() {
+    let aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"];
+    let mut server = Server::start_with(&[], &aof);
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "w", "0.01", "1000", "WINDOW", DAY]);
+    assert_eq!(int(&mut con, &["BF.ADD", "w", "before"]), 1);
+    server.kill();
+    let incremental = std::fs::read_dir(server.dir().join("appendonlydir"))
+        .expect("appendonlydir")
+        .map(|entry| entry.expect("an AOF file").path())
+        .find(|path| path.to_string_lossy().ends_with(".incr.aof"))
+        .expect("an incremental AOF");
+    let mut appended = std::fs::OpenOptions::new().append(true).open(&incremental).expect("the AOF");
+    for command in [["BF.ROTATE", "w", &i64::MAX.to_string()], ["BF.ADD", "w", "after"]] {
+        let bytes: String = std::iter::once(format!("*{}\r\n", command.len()))
+            .chain(command.iter().map(|word| format!("${}\r\n{word}\r\n", word.len())))
+            .collect();
+        std::io::Write::write_all(&mut appended, bytes.as_bytes()).expect("appended");
+    }
+    drop(appended);
+    server.launch();
+    let mut con = server.connection();
+    assert_eq!(int(&mut con, &["BF.EXISTS", "w", "after"]), 1, "the add replayed after the rotation");
+    let before = digest(&mut con, "w");
+    ok(&mut con, &["DEBUG", "RELOAD"]);
+    assert_eq!(digest(&mut con, "w"), before, "the filter as saved");
+    assert_eq!(int(&mut con, &["BF.EXISTS", "w", "after"]), 1);
+}
+
 /// A record this module wrote before generations had an overflow (encoding version 1, its DUMP
 /// payload on Redis 7.0: `item:0` to `item:299` added to a filter for 200 items at 1% with a
 /// window of 10^12 ms in 2 generations, its current generation scaled) restores, answers as it
