@@ -201,11 +201,11 @@ impl WindowedCountMin {
         if self.generations.live(Some(now)).next().is_none() {
             return Expired::All;
         }
-        let schedule = self.schedule();
+        // The older generations a read at `now` skips: those before the live ones, as
+        // `Generations` tells them (times past the latest a record may hold included).
         let older = self.generations.older();
-        let count =
-            older.iter().take_while(|generation| schedule.expiry_ms(generation.start_ms) <= now).count();
-        Expired::Older(older.get(..count).unwrap_or_default())
+        let (live_older, _) = self.generations.live_parts(Some(now));
+        Expired::Older(older.get(..older.len().saturating_sub(live_older.len())).unwrap_or_default())
     }
 
     /// Moves to `now_ms` (see [`Generations::rotate`]): expired generations leave the total;

@@ -36,6 +36,27 @@ fn an_increment_is_counted_for_the_window_and_forgotten_after() {
     }
 }
 
+/// Past the latest time a record may hold (a hostile `CMS.ROTATE`'s), a read answers as after
+/// a rotation to the same time: time stops at `MAX_TIME_MS` for both, and the sketch there
+/// saves a record that loads.
+#[test]
+fn reads_and_rotations_past_the_latest_time_agree_and_save() {
+    let latest = crate::window::MAX_TIME_MS;
+    for now in [latest - 1, latest, latest + 1, latest + 5_000, u64::MAX] {
+        // Spans of a second: "old" expires before the latest time, "item" after it, and a
+        // later span's write leaves "item" in an older generation.
+        let mut sketch = windowed(1000, 3, CellSize::Four, 4000, 4);
+        add_at(&mut sketch, latest - 5_000, b"old", 2);
+        add_at(&mut sketch, latest - 2_000, b"item", 3);
+        add_at(&mut sketch, latest - 1_000, b"new", 1);
+        let unrotated = (query(&sketch, b"item", Some(now)), query(&sketch, b"old", Some(now)));
+        sketch.rotate(now);
+        assert_eq!(unrotated, (query(&sketch, b"item", None), query(&sketch, b"old", None)), "at {now}");
+        assert_eq!(unrotated, (3, 0), "at {now}");
+        assert!(load(&record_of(&sketch), usize::MAX).is_ok(), "at {now}");
+    }
+}
+
 #[test]
 fn negative_increments_are_refused_with_nothing_changed() {
     let mut sketch = windowed(100, 3, CellSize::Four, 1000, 4);
