@@ -243,14 +243,19 @@ fn chain(
 
 /// A generation keeps at most its share of the window's rate: its base link at most what this
 /// version gives one (it may be stricter, never looser), and its overflow, whose links' rates
-/// halve, at most what the base leaves (twice its first link's). Only a scaling window has an
-/// overflow. Its latest adds are among its items.
+/// halve, at most what the base leaves (twice its first link's), or a first link at the very
+/// rate this version opens one at. The two agree but where rates are subnormal (a record's
+/// rate of about 10^-321), whose halving rounds up: there the first alone refused an overflow
+/// this version had opened, and the filter's own record (found by the `sketches` fuzz target).
+/// Only a scaling window has an overflow. Its latest adds are among its items.
 fn check_generation(params: &WindowParams, generation: &Generation) -> Result<(), DecodeError> {
     let first_rate = |filter: &BloomFilter| filter.links().first().map_or(0.0, SubFilter::error_rate);
     let base_rate = first_rate(&generation.base);
-    let overflow_bound = generation.overflow.as_ref().map_or(0.0, |overflow| 2.0 * first_rate(overflow));
+    let overflow_rate = generation.overflow.as_ref().map_or(0.0, first_rate);
+    let overflow_fits = 2.0 * overflow_rate <= params.generation_error_rate() - base_rate
+        || overflow_rate <= params.overflow_first_link_error_rate();
     if base_rate > params.base_error_rate()
-        || overflow_bound > params.generation_error_rate() - base_rate
+        || !overflow_fits
         || (params.expansion() == 0 && generation.overflow.is_some())
     {
         return Err(DecodeError::Malformed("a generation is looser than its window allows"));
