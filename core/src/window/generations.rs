@@ -119,8 +119,9 @@ impl<T> Generations<T> {
     /// iterator.
     #[inline]
     pub fn live_parts(&self, now_ms: Option<u64>) -> (&[Stamped<T>], Option<&Stamped<T>>) {
+        let now_ms = now_ms.map(latest);
         let live = |generation: &Stamped<T>| {
-            now_ms.is_none_or(|now| self.schedule.expiry_ms(generation.start_ms) > latest(now))
+            now_ms.is_none_or(|now| self.schedule.expiry_ms(generation.start_ms) > now)
         };
         let expired = self.older.iter().take_while(|generation| !live(generation)).count();
         (&self.older[expired..], self.current.as_ref().filter(|current| live(current)))

@@ -198,13 +198,13 @@ impl WindowedCountMin {
         let Some(now) = now_ms.filter(|&now| self.generations.holds_expired(now)) else {
             return Expired::None;
         };
-        if self.generations.live(Some(now)).next().is_none() {
-            return Expired::All;
-        }
         // The older generations a read at `now` skips: those before the live ones, as
         // `Generations` tells them (times past the latest a record may hold included).
+        let (live_older, live_current) = self.generations.live_parts(Some(now));
+        if live_older.is_empty() && live_current.is_none() {
+            return Expired::All;
+        }
         let older = self.generations.older();
-        let (live_older, _) = self.generations.live_parts(Some(now));
         Expired::Older(older.get(..older.len().saturating_sub(live_older.len())).unwrap_or_default())
     }
 
