@@ -80,21 +80,18 @@ impl BloomFilter {
         BloomFilter { links, expansion, next_layout: None }
     }
 
-    /// The filter split after its first link: that link alone as a non-scaling filter, and
-    /// the links after it, if any, as a filter of the same expansion (their invariants are
-    /// the chain's). How a windowed generation of the first encoding becomes a base link and
-    /// its overflow.
-    pub(super) fn split_first(self) -> Result<(BloomFilter, Option<BloomFilter>), FilterError> {
+    /// The filter split after its first link: that link alone, and the links after it, if
+    /// any, as a filter of the same expansion (their invariants are the chain's). How a
+    /// windowed generation's base link is taken from its record, and, in the first encoding,
+    /// its overflow too.
+    pub(super) fn split_first(self) -> Result<(SubFilter, Option<BloomFilter>), FilterError> {
         let mut links = self.links.into_iter();
         let first = links.next().ok_or(FilterError::TooLarge)?;
-        let mut alone = Vec::new();
-        alone.try_reserve_exact(1).map_err(|_| FilterError::OutOfMemory)?;
-        alone.push(first);
         let mut rest = Vec::new();
         rest.try_reserve_exact(links.len()).map_err(|_| FilterError::OutOfMemory)?;
         rest.extend(links);
         let rest = (!rest.is_empty()).then(|| BloomFilter::from_links(rest, self.expansion));
-        Ok((BloomFilter::from_links(alone, 0), rest))
+        Ok((first, rest))
     }
 
     /// A deep copy; only [`FilterError::OutOfMemory`] can refuse it.

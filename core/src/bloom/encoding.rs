@@ -52,12 +52,17 @@ pub enum ChunkError {
 
 /// The header of `filter`, in the layout above; its bits follow as chunks.
 pub fn encode_header(filter: &BloomFilter) -> Vec<u8> {
-    let links = filter.links();
+    encode_chain_header(filter.expansion_factor(), filter.links())
+}
+
+/// The header of a chain of `links` growing by `expansion` (0: one link that does not grow),
+/// as [`encode_header`] writes a filter's.
+pub fn encode_chain_header(expansion: u32, links: &[SubFilter]) -> Vec<u8> {
     let mut header = Vec::with_capacity(FIXED_HEADER_BYTES + links.len() * LINK_HEADER_BYTES);
     header.extend_from_slice(MAGIC);
     header.push(VERSION);
     header.push(0);
-    header.extend_from_slice(&filter.expansion_factor().to_le_bytes());
+    header.extend_from_slice(&expansion.to_le_bytes());
     header.extend_from_slice(&(links.len() as u32).to_le_bytes());
     for link in links {
         let layout = link.layout();

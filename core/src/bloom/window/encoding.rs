@@ -68,7 +68,8 @@ impl WindowFilter {
             .generations()
             .map(|generation| {
                 let overflow = generation.value.overflow().map(encoding::encode_header).unwrap_or_default();
-                (encoding::encode_header(generation.value.base()), overflow)
+                let base = std::slice::from_ref(generation.value.base());
+                (encoding::encode_chain_header(0, base), overflow)
             })
             .collect();
         let chain_bytes: usize = chains.iter().map(|(base, overflow)| base.len() + overflow.len()).sum();
@@ -163,9 +164,13 @@ impl WindowFilter {
                 {
                     return Err(DecodeError::Malformed("a generation scales otherwise than its window"));
                 }
+                // A chain that does not grow has one link (its header says so, or is refused).
+                let (base, None) = base.split_first()? else {
+                    return Err(DecodeError::Malformed("a base with links after it"));
+                };
                 (base, overflow)
             };
-            let generation = Generation { base, overflow, latest };
+            let generation = Generation { base, overflow: overflow.map(Box::new), latest };
             check_generation(&params, &generation)?;
             used_bytes += generation.bits_bytes();
             generations.rotate(start_ms);
@@ -250,8 +255,8 @@ fn chain(
 /// Only a scaling window has an overflow. Its latest adds are among its items.
 fn check_generation(params: &WindowParams, generation: &Generation) -> Result<(), DecodeError> {
     let first_rate = |filter: &BloomFilter| filter.links().first().map_or(0.0, SubFilter::error_rate);
-    let base_rate = first_rate(&generation.base);
-    let overflow_rate = generation.overflow.as_ref().map_or(0.0, first_rate);
+    let base_rate = generation.base.error_rate();
+    let overflow_rate = generation.overflow.as_deref().map_or(0.0, first_rate);
     let overflow_fits = 2.0 * overflow_rate <= params.generation_error_rate() - base_rate
         || overflow_rate <= params.overflow_first_link_error_rate();
     if base_rate > params.base_error_rate()

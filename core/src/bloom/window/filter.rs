@@ -354,7 +354,7 @@ impl WindowFilter {
 fn prefetches(params: &WindowParams, layouts: &Layouts, generations: &Generations<Generation>) -> bool {
     let base_bytes = layouts
         .base_bytes()
-        .or_else(|| generations.iter().next().map(|generation| generation.value.base.bits_bytes() as u64));
+        .or_else(|| generations.iter().next().map(|generation| generation.value.base.byte_len() as u64));
     base_bytes
         .is_none_or(|bytes| bytes.saturating_mul(u64::from(params.max_live_generations())) > CACHED_BYTES)
 }

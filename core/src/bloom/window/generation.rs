@@ -2,7 +2,7 @@
 //! chain that a burst past it opens.
 
 use super::params::WindowParams;
-use crate::bloom::chain::{BloomFilter, FilterError};
+use crate::bloom::chain::{check_budget, BloomFilter, FilterError};
 use crate::bloom::hash::ItemHash;
 use crate::bloom::params::Layout;
 use crate::bloom::sub_filter::{FirstBlockPattern, SubFilter};
@@ -40,15 +40,18 @@ fn sized(layout: &mut Option<Layout>, capacity: u64, error_rate: f64) -> Result<
 
 /// A generation's filters and its count of latest adds.
 ///
-/// The base link is a non-scaling filter at [`WindowParams::base_error_rate`]: what a steady
-/// stream fills. When it is full (a burst, or an unevenness past the headroom) and generations
-/// scale, an overflow opens: an ordinary scalable filter of this crate at
-/// [`WindowParams::overflow_error_rate`], starting at [`WindowParams::overflow_capacity`]. The
-/// two rates add up to the generation's share of the filter's rate, whatever the overflow grows
-/// to.
+/// The base link is a fixed-size link at [`WindowParams::base_error_rate`]: what a steady
+/// stream fills. It is held bare, not as a filter of one link, so that a lookup reaches its
+/// bits in one step fewer and each of the window's slots for a generation is smaller. When it
+/// is full (a burst, or an unevenness past the headroom) and generations scale, an overflow
+/// opens: an ordinary scalable filter of this crate at [`WindowParams::overflow_error_rate`],
+/// starting at [`WindowParams::overflow_capacity`]. The two rates add up to the generation's
+/// share of the filter's rate, whatever the overflow grows to.
 pub struct Generation {
-    pub(super) base: BloomFilter,
-    pub(super) overflow: Option<BloomFilter>,
+    pub(super) base: SubFilter,
+    /// Boxed: most generations never open one, and each of the window's slots for a
+    /// generation (reserved whether filled or not) would otherwise hold its room.
+    pub(super) overflow: Option<Box<BloomFilter>>,
     /// Items whose latest add landed here: adding an item that an older generation holds
     /// moves it here, and this count with it. Their sum is the window's cardinality.
     pub(super) latest: u64,
@@ -61,13 +64,9 @@ impl Generation {
         layouts: &mut Layouts,
         max_bytes: usize,
     ) -> Result<Generation, FilterError> {
-        let base = BloomFilter::try_with_first_link(
-            params.generation_capacity(),
-            params.base_error_rate(),
-            layouts.base(params)?,
-            0,
-            max_bytes,
-        )?;
+        let layout = layouts.base(params)?;
+        check_budget(layout.bits() / 8, 0, max_bytes)?;
+        let base = SubFilter::try_new(params.generation_capacity(), params.base_error_rate(), layout)?;
         Ok(Generation { base, overflow: None, latest: 0 })
     }
 
@@ -82,26 +81,31 @@ impl Generation {
         max_bytes: impl FnOnce() -> usize,
     ) -> Result<bool, FilterError> {
         let Generation { base, overflow, .. } = self;
-        let overflow = match overflow {
-            Some(overflow) if base.contains_hash(hash) => return Ok(false),
-            Some(overflow) => overflow,
-            // A full base answers `Full` only for an item it does not hold.
-            None => match base.insert_hash(hash, || 0) {
-                Err(FilterError::Full) if params.expansion() > 0 => {
-                    let budget = max_bytes().saturating_sub(base.bits_bytes());
-                    let opened = BloomFilter::try_with_first_link(
-                        params.overflow_capacity(),
-                        params.overflow_first_link_error_rate(),
-                        layouts.overflow(params)?,
-                        params.expansion(),
-                        budget,
-                    )?;
-                    return overflow.insert(opened).insert_hash(hash, || budget);
-                }
-                answer => return answer,
-            },
-        };
-        overflow.insert_hash(hash, || max_bytes().saturating_sub(base.bits_bytes()))
+        if let Some(overflow) = overflow {
+            if base.contains(hash) {
+                return Ok(false);
+            }
+            return overflow.insert_hash(hash, || max_bytes().saturating_sub(base.byte_len()));
+        }
+        if !base.is_full() {
+            return Ok(base.insert(hash));
+        }
+        // A full base refuses only an item it does not hold.
+        if base.contains(hash) {
+            return Ok(false);
+        }
+        if params.expansion() == 0 {
+            return Err(FilterError::Full);
+        }
+        let budget = max_bytes().saturating_sub(base.byte_len());
+        let opened = BloomFilter::try_with_first_link(
+            params.overflow_capacity(),
+            params.overflow_first_link_error_rate(),
+            layouts.overflow(params)?,
+            params.expansion(),
+            budget,
+        )?;
+        overflow.insert(Box::new(opened)).insert_hash(hash, || budget)
     }
 
     /// Whether the generation (probably) holds the item, tested with its first-block pattern
@@ -109,7 +113,7 @@ impl Generation {
     #[inline]
     pub(super) fn contains(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
         self.base.contains_patterned(hash, pattern)
-            || self.overflow.as_ref().is_some_and(|overflow| overflow.contains_patterned(hash, pattern))
+            || self.overflow.as_deref().is_some_and(|overflow| overflow.contains_patterned(hash, pattern))
     }
 
     /// Starts loading the item's cache lines in every link: its first block only
@@ -117,11 +121,16 @@ impl Generation {
     /// never added rarely gets past it; all of them where a batch's loads overlap.
     #[inline]
     pub(super) fn prefetch(&self, hash: &ItemHash, every_block: bool) {
-        for filter in std::iter::once(&self.base).chain(&self.overflow) {
+        if every_block {
+            self.base.prefetch(hash);
+        } else {
+            self.base.prefetch_first_block(hash);
+        }
+        if let Some(overflow) = self.overflow.as_deref() {
             if every_block {
-                filter.prefetch(hash);
+                overflow.prefetch(hash);
             } else {
-                filter.prefetch_first_blocks(hash);
+                overflow.prefetch_first_blocks(hash);
             }
         }
     }
@@ -134,47 +143,48 @@ impl Generation {
 
     /// Items its links took (adds that answered 1 here).
     pub fn items(&self) -> u64 {
-        self.base.items() + self.overflow.as_ref().map_or(0, BloomFilter::items)
+        self.base.items() + self.overflow.as_deref().map_or(0, BloomFilter::items)
     }
 
-    /// The base link's filter.
-    pub fn base(&self) -> &BloomFilter {
+    /// The base link.
+    pub fn base(&self) -> &SubFilter {
         &self.base
     }
 
     /// The overflow, once a burst opened it.
     pub fn overflow(&self) -> Option<&BloomFilter> {
-        self.overflow.as_ref()
+        self.overflow.as_deref()
     }
 
     /// Its links: the base, then the overflow's, oldest first.
     pub fn links(&self) -> impl Iterator<Item = &SubFilter> {
-        self.base.links().iter().chain(self.overflow.iter().flat_map(BloomFilter::links))
+        std::iter::once(&self.base).chain(self.overflow.as_deref().into_iter().flat_map(BloomFilter::links))
     }
 
     /// As [`links`](Self::links), writable: where a dump's chunks are loaded.
     pub(super) fn links_mut(&mut self) -> impl Iterator<Item = &mut SubFilter> {
-        self.base.links_mut().iter_mut().chain(self.overflow.iter_mut().flat_map(BloomFilter::links_mut))
+        std::iter::once(&mut self.base)
+            .chain(self.overflow.as_deref_mut().into_iter().flat_map(BloomFilter::links_mut))
     }
 
     /// Links in all: the base, and the overflow's.
     pub fn link_count(&self) -> usize {
-        self.base.links().len() + self.overflow.as_ref().map_or(0, |overflow| overflow.links().len())
+        1 + self.overflow.as_deref().map_or(0, |overflow| overflow.links().len())
     }
 
     /// Bytes of bit arrays alone.
     pub fn bits_bytes(&self) -> usize {
-        self.base.bits_bytes() + self.overflow.as_ref().map_or(0, BloomFilter::bits_bytes)
+        self.base.byte_len() + self.overflow.as_deref().map_or(0, BloomFilter::bits_bytes)
     }
 
     /// What dropping it returns: its filters' allocations.
     pub fn memory_bytes(&self) -> usize {
-        let held = |filter: &BloomFilter| filter.memory_bytes() - std::mem::size_of::<BloomFilter>();
-        held(&self.base) + self.overflow.as_ref().map_or(0, held)
+        // The base link is counted in its slot; the boxed overflow is not.
+        self.base.byte_len() + self.overflow.as_deref().map_or(0, BloomFilter::memory_bytes)
     }
 
     pub(super) fn try_clone(&self) -> Result<Generation, FilterError> {
-        let overflow = self.overflow.as_ref().map(BloomFilter::try_clone).transpose()?;
+        let overflow = self.overflow.as_deref().map(BloomFilter::try_clone).transpose()?.map(Box::new);
         Ok(Generation { base: self.base.try_clone()?, overflow, latest: self.latest })
     }
 }

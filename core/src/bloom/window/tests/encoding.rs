@@ -204,8 +204,9 @@ fn hostile_records_are_refused() {
     not_a_string.0[1] = RecordValue::Unsigned(7);
     assert!(matches!(load(not_a_string).err(), Some(DecodeError::Malformed(_))));
     let mut plain_header = record;
-    plain_header.0[0] = RecordValue::Bytes(crate::bloom::encoding::encode_header(
-        filter.generations().next().unwrap().value.base(),
+    plain_header.0[0] = RecordValue::Bytes(crate::bloom::encoding::encode_chain_header(
+        0,
+        std::slice::from_ref(filter.generations().next().unwrap().value.base()),
     ));
     assert!(matches!(load(plain_header).err(), Some(DecodeError::Malformed(_))));
 }
