@@ -53,6 +53,18 @@ impl Block {
         Block(BitArray::new(words))
     }
 
+    /// Sets every bit of `pattern` here; answers whether any of them was clear before, as
+    /// [`set_all`](Self::set_all) of the positions the pattern was made of does.
+    #[inline]
+    pub fn set_pattern(&mut self, pattern: &Block) -> bool {
+        let mut missing = 0;
+        for (word, wanted) in self.0.data.iter_mut().zip(&pattern.0.data) {
+            missing |= wanted & !*word;
+            *word |= wanted;
+        }
+        missing != 0
+    }
+
     /// Whether every bit of `pattern` is set here: [`test_all`](Self::test_all) of the
     /// positions the pattern was made of, without an early exit but without a branch either.
     #[inline]
@@ -161,6 +173,17 @@ mod tests {
         for positions in [vec![3u32, 64], vec![511, 3, 64], vec![3, 65], vec![0], vec![]] {
             let pattern = Block::pattern(positions.iter().copied());
             assert_eq!(block.holds_pattern(&pattern), block.test_all(positions.into_iter()));
+        }
+    }
+
+    #[test]
+    fn setting_a_pattern_sets_and_answers_as_setting_its_bits() {
+        let mut array = BlockArray::try_zeroed(2).unwrap();
+        let [by_pattern, by_bits] = array.as_mut_slice() else { panic!("two blocks") };
+        for positions in [vec![3u32, 64, 511], vec![3, 64], vec![3, 65, 200], vec![], vec![0, 511]] {
+            let pattern = Block::pattern(positions.iter().copied());
+            assert_eq!(by_pattern.set_pattern(&pattern), by_bits.set_all(positions.into_iter()));
+            assert_eq!(by_pattern.0, by_bits.0);
         }
     }
 

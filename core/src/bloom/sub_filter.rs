@@ -125,6 +125,25 @@ impl SubFilter {
         added
     }
 
+    /// As [`insert`](Self::insert), the item's first block set from its pattern
+    /// ([`contains_patterned`](Self::contains_patterned)): where the pattern serves the
+    /// lookups that follow (a windowed add asks the older generations), setting the block's
+    /// bits one by one would be work done twice.
+    #[inline]
+    pub fn insert_patterned(&mut self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
+        let Layout { blocks, hashes, blocks_per_item } = self.layout;
+        if pattern.hashes != hashes {
+            pattern.make(hash, hashes);
+        }
+        let bits = self.bits.as_mut_slice();
+        let mut added = bits[hash.block_index(blocks, 0)].set_pattern(&pattern.block);
+        for nth in 1..blocks_per_item {
+            added |= bits[hash.block_index(blocks, nth)].set_all(hash.bit_positions(hashes, nth));
+        }
+        self.items += u64::from(added);
+        added
+    }
+
     /// Asks the CPU to start loading the item's blocks, one cache line each.
     #[inline]
     pub fn prefetch(&self, hash: &ItemHash) {
@@ -177,5 +196,31 @@ impl SubFilter {
     /// Length of the bits in bytes: [`Layout::bits`] / 8.
     pub fn byte_len(&self) -> usize {
         self.bits.byte_len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A windowed generation's adds set the first block from the pattern its lookups share:
+    /// the same bits and answers as a plain add, with one block per item and with several.
+    #[test]
+    fn an_insert_from_a_pattern_is_an_insert() {
+        for (capacity, rate) in [(2_000, 0.01), (2_000, 0.0001)] {
+            let layout = Layout::for_capacity(capacity, rate).unwrap();
+            let mut plain = SubFilter::try_new(capacity, rate, layout).unwrap();
+            let mut patterned = SubFilter::try_new(capacity, rate, layout).unwrap();
+            for n in 0..capacity * 2 {
+                let hash = ItemHash::of(&(n % 1_500).to_le_bytes());
+                let mut pattern = FirstBlockPattern::default();
+                assert_eq!(patterned.insert_patterned(&hash, &mut pattern), plain.insert(&hash));
+                assert!(patterned.contains_patterned(&hash, &mut pattern));
+            }
+            assert_eq!(patterned.bytes(), plain.bytes());
+            assert_eq!(patterned.items(), plain.items());
+        }
+        let blocks = |rate| Layout::for_capacity(2_000, rate).unwrap().blocks_per_item;
+        assert_eq!((blocks(0.01), blocks(0.0001) > 1), (1, true), "both layouts covered");
     }
 }

@@ -183,7 +183,10 @@ impl WindowFilter {
         let older_bytes = totals.bytes - bytes_before;
         let current = generations
             .current_or_open(|| Generation::open(params, layouts, max_bytes().saturating_sub(older_bytes)))?;
-        let added = current.insert_hash(hash, params, layouts, || max_bytes().saturating_sub(older_bytes));
+        // Made by the current generation's add, and asked of the older ones after it.
+        let mut pattern = FirstBlockPattern::default();
+        let added = current
+            .insert_hash(hash, &mut pattern, params, layouts, || max_bytes().saturating_sub(older_bytes));
         // Opened, or grown by an overflow, even where the add then failed.
         let (bytes_after, links_after) = sizes(current);
         totals.bytes = totals.bytes - bytes_before + bytes_after;
@@ -194,7 +197,6 @@ impl WindowFilter {
         current.latest += 1;
         totals.items += 1;
         // Newest first: the generation of its previous add is the newest that holds it.
-        let mut pattern = FirstBlockPattern::default();
         match generations.older_mut().iter_mut().rev().find(|older| older.value.contains(hash, &mut pattern))
         {
             Some(previous) => {

@@ -71,27 +71,30 @@ impl Generation {
     }
 
     /// Adds an item: `Ok(true)` when this generation did not hold it. `max_bytes` is what this
-    /// generation may take in all, asked for only when the overflow opens or grows.
+    /// generation may take in all, asked for only when the overflow opens or grows. The
+    /// item's first-block pattern is made here, or taken from `pattern`, and left there for
+    /// the lookups of the older generations that follow.
     #[inline]
     pub(super) fn insert_hash(
         &mut self,
         hash: &ItemHash,
+        pattern: &mut FirstBlockPattern,
         params: &WindowParams,
         layouts: &mut Layouts,
         max_bytes: impl FnOnce() -> usize,
     ) -> Result<bool, FilterError> {
         let Generation { base, overflow, .. } = self;
         if let Some(overflow) = overflow {
-            if base.contains(hash) {
+            if base.contains_patterned(hash, pattern) {
                 return Ok(false);
             }
             return overflow.insert_hash(hash, || max_bytes().saturating_sub(base.byte_len()));
         }
         if !base.is_full() {
-            return Ok(base.insert(hash));
+            return Ok(base.insert_patterned(hash, pattern));
         }
         // A full base refuses only an item it does not hold.
-        if base.contains(hash) {
+        if base.contains_patterned(hash, pattern) {
             return Ok(false);
         }
         if params.expansion() == 0 {
