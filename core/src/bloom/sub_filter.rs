@@ -83,22 +83,36 @@ impl SubFilter {
     }
 
     /// As [`contains`](Self::contains), the item's first block tested against its pattern,
-    /// made once per item for every link of the same number of hashes: what a lookup over
-    /// many links (a windowed filter's generations) asks each of them.
+    /// made once per item by the first link asked, for every link of its number of hashes:
+    /// what a lookup over many links (a windowed filter's generations) asks each of them.
+    ///
+    /// A link of another number of hashes (an overflow among the base links) is tested bit by
+    /// bit instead, which stops at the first clear bit, and the pattern is kept for the links
+    /// that share it: making the link's own pattern cost about 100 instructions, and then
+    /// again for the next base link.
     ///
     /// Inlined into the lookup's loop over links, with what most lookups never need (a
-    /// pattern of another number of hashes, an item's further blocks) out of line: called
-    /// per link, its frame and the chain's were most of the 200 instructions (of 1,750) a
-    /// windowed BF.EXISTS spent on calls (callgrind, four generations).
+    /// pattern to make, a link of another number of hashes, an item's further blocks) out of
+    /// line: called per link, its frame and the chain's were most of the 200 instructions (of
+    /// 1,750) a windowed BF.EXISTS spent on calls (callgrind, four generations).
     #[allow(clippy::inline_always, reason = "measured: see above")]
     #[inline(always)]
     pub fn contains_patterned(&self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
         let Layout { blocks, hashes, blocks_per_item } = self.layout;
         if pattern.hashes != hashes {
+            if pattern.hashes != 0 {
+                return self.contains_unpatterned(hash);
+            }
             pattern.make(hash, hashes);
         }
         self.bits.as_slice()[hash.block_index(blocks, 0)].holds_pattern(&pattern.block)
             && (blocks_per_item == 1 || self.holds_further_blocks(hash))
+    }
+
+    /// [`contains`](Self::contains), out of the lookup's loop.
+    #[inline(never)]
+    fn contains_unpatterned(&self, hash: &ItemHash) -> bool {
+        self.contains(hash)
     }
 
     /// Whether every block of the item's but the first holds its bits.
@@ -222,5 +236,29 @@ mod tests {
         }
         let blocks = |rate| Layout::for_capacity(2_000, rate).unwrap().blocks_per_item;
         assert_eq!((blocks(0.01), blocks(0.0001) > 1), (1, true), "both layouts covered");
+    }
+
+    /// A pattern made for one number of hashes answers for links of another as a plain
+    /// lookup does, and is left as it was for the links it serves.
+    #[test]
+    fn links_of_another_number_of_hashes_answer_as_plain_lookups() {
+        let made = |capacity, rate| {
+            let layout = Layout::for_capacity(capacity, rate).unwrap();
+            let mut link = SubFilter::try_new(capacity, rate, layout).unwrap();
+            for n in 0..capacity {
+                link.insert(&ItemHash::of(&n.to_le_bytes()));
+            }
+            link
+        };
+        let (first, other) = (made(2_000, 0.01), made(3_000, 0.000_01));
+        assert_ne!(first.layout.hashes, other.layout.hashes);
+        for n in 0..6_000u64 {
+            let hash = ItemHash::of(&n.to_le_bytes());
+            let mut pattern = FirstBlockPattern::default();
+            assert_eq!(first.contains_patterned(&hash, &mut pattern), first.contains(&hash));
+            assert_eq!(other.contains_patterned(&hash, &mut pattern), other.contains(&hash));
+            assert_eq!(pattern.hashes, first.layout.hashes);
+            assert_eq!(first.contains_patterned(&hash, &mut pattern), first.contains(&hash));
+        }
     }
 }
