@@ -57,7 +57,7 @@ pub fn encode_header(filter: &BloomFilter) -> Vec<u8> {
 
 /// The header of a chain of `links` growing by `expansion` (0: one link that does not grow),
 /// as [`encode_header`] writes a filter's.
-pub fn encode_chain_header(expansion: u32, links: &[SubFilter]) -> Vec<u8> {
+pub(crate) fn encode_chain_header(expansion: u32, links: &[SubFilter]) -> Vec<u8> {
     let mut header = Vec::with_capacity(FIXED_HEADER_BYTES + links.len() * LINK_HEADER_BYTES);
     header.extend_from_slice(MAGIC);
     header.push(VERSION);

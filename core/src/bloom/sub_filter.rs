@@ -140,9 +140,10 @@ impl SubFilter {
     }
 
     /// As [`insert`](Self::insert), the item's first block set from its pattern
-    /// ([`contains_patterned`](Self::contains_patterned)): where the pattern serves the
-    /// lookups that follow (a windowed add asks the older generations), setting the block's
-    /// bits one by one would be work done twice.
+    /// ([`contains_patterned`](Self::contains_patterned)), made here unless `pattern` was made
+    /// for this link's number of hashes: where the pattern serves the lookups that follow (a
+    /// windowed add asks the older generations), setting the block's bits one by one would be
+    /// work done twice.
     #[inline]
     pub fn insert_patterned(&mut self, hash: &ItemHash, pattern: &mut FirstBlockPattern) -> bool {
         let Layout { blocks, hashes, blocks_per_item } = self.layout;

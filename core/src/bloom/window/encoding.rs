@@ -164,7 +164,8 @@ impl WindowFilter {
                 {
                     return Err(DecodeError::Malformed("a generation scales otherwise than its window"));
                 }
-                // A chain that does not grow has one link (its header says so, or is refused).
+                // Never more than one link: the header of a chain that does not grow has one,
+                // or is refused above. Were there more, the record is refused, not cut.
                 let (base, None) = base.split_first()? else {
                     return Err(DecodeError::Malformed("a base with links after it"));
                 };

@@ -182,7 +182,8 @@ impl Generation {
 
     /// What dropping it returns: its filters' allocations.
     pub fn memory_bytes(&self) -> usize {
-        // The base link is counted in its slot; the boxed overflow is not.
+        // The base link's struct is in the window's slot for the generation (counted there);
+        // its bits, and the whole boxed overflow, are counted here.
         self.base.byte_len() + self.overflow.as_deref().map_or(0, BloomFilter::memory_bytes)
     }
 

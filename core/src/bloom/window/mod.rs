@@ -5,8 +5,9 @@
 //! Time is cut into spans of `span = ceil(window / g)` milliseconds, on a grid that starts at
 //! the epoch (so every server, and every restart, agrees on it), the generations kept as every
 //! windowed type keeps them ([`crate::window::Generations`]). Each span that receives items
-//! has a *generation*: a base link of this crate's filters ([`BloomFilter`]) and, past it, an
-//! overflow, opened by the span's first add. An item goes to the generation of the current span; a
+//! has a *generation*, opened by the span's first add: a base link of this crate's filters
+//! ([`SubFilter`]) and, past it, an overflow (a scalable [`BloomFilter`]) that only a burst
+//! opens. An item goes to the generation of the current span; a
 //! lookup asks every live generation, newest first. A generation is dropped once its span
 //! ended a whole window ago (at `start + span + window`), when everything in it is older
 //! than the window.
@@ -97,6 +98,7 @@
 //! - `encoding`: the header, chunks and RDB record.
 //!
 //! [`BloomFilter`]: crate::bloom::BloomFilter
+//! [`SubFilter`]: crate::bloom::sub_filter::SubFilter
 //! [`FilterError::Full`]: crate::bloom::FilterError::Full
 
 mod encoding;

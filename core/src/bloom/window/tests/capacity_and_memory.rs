@@ -132,12 +132,12 @@ fn peak_memory_ratio(capacity: u64) -> f64 {
     peak as f64 / plain.memory_bytes() as f64
 }
 
-/// The stream (15,000 items a window) within its 1.6, and a small filter's fixed
-/// parts (the generations' slots, each a bare base link) within a tenth of its memory: with
-/// each base a one-link filter, 3,000 items took 1.77 times.
+/// The fixed parts (the generations' slots, each holding a bare base link) stay small beside
+/// the bits: with each base a one-link filter of its own, 15,000 items a window took 1.59 times
+/// a plain filter and 3,000 items 1.77 (now 1.56 and 1.65; the bits alone, 1.54 and 1.52).
 #[test]
 fn peak_memory_with_fixed_parts_stays_near_the_bits_ratio() {
-    for (capacity, bound) in [(15_000, 1.6), (3_000, 1.7)] {
+    for (capacity, bound) in [(15_000, 1.58), (3_000, 1.7)] {
         let ratio = peak_memory_ratio(capacity);
         assert!(ratio <= bound, "{capacity} items: {ratio} times a plain filter");
     }
