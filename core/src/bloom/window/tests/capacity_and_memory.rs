@@ -4,6 +4,7 @@
 use super::*;
 use crate::bloom::params::Layout;
 use crate::bloom::BloomFilter;
+use std::fmt::Write;
 
 #[test]
 fn the_error_rate_holds_at_ten_times_the_capacity() {
@@ -111,6 +112,40 @@ fn memory_table() {
             );
         }
         println!("| {rate} | plain | {scaling:.1} (scaling), {non_scaling:.1} (non-scaling) | | | |");
+    }
+}
+
+/// Peak memory of streams of `capacity` items per window sent in batches every `interval` ms
+/// (a client's flush loop), against a plain filter holding one window's items: a batch
+/// interval that does not divide the span leaves some spans more than their share and the
+/// headroom, and each of those opens an overflow. The table of docs/bloom-filters.md.
+#[test]
+#[ignore = "a measurement: prints the batch-interval table"]
+fn memory_of_batched_streams() {
+    println!("| items per window | window | batch every (ms): peak memory × plain |");
+    println!("|---|---|---|");
+    for (capacity, window) in [(15_000u64, 3_000u64), (1_000_000, 4_000)] {
+        let mut plain = BloomFilter::try_new(capacity, 0.01, 2, UNLIMITED).unwrap();
+        for n in 0..capacity {
+            plain.insert(&member(n), UNLIMITED).unwrap();
+        }
+        let mut row = String::new();
+        for interval in [20u64, 50, 100, 150, 200, 250, 300, 500, 1000] {
+            let mut filter = filter(window, DEFAULT_GENERATIONS, capacity, 0.01, 2);
+            let per_batch = capacity * interval / window;
+            let (mut n, mut peak) = (0, 0);
+            for at in (T0..T0 + 4 * window).step_by(interval as usize) {
+                for _ in 0..per_batch {
+                    add_at(&mut filter, &member(n), at).unwrap();
+                    n += 1;
+                }
+                if at >= T0 + window {
+                    peak = peak.max(filter.memory_bytes());
+                }
+            }
+            let _ = write!(row, " {interval}: {:.2}", peak as f64 / plain.memory_bytes() as f64);
+        }
+        println!("| {capacity} | {window} ms |{row} |");
     }
 }
 
