@@ -138,23 +138,29 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// A steady stream as a new user would run one: `items` distinct new items per window of
-/// `window_ms`, added as they come (a tick every [`TICK_MS`]), and lookups among them.
+/// `window_ms`, added as they come (a tick every `tick_ms`), and lookups among them.
 struct Stream {
     items: u64,
     window_ms: u64,
     /// How long the stream runs, in windows: the first is the filter filling up.
     windows: u64,
+    /// How often the client sends what came in since its last tick.
+    tick_ms: u64,
 }
 
 /// BF.RESERVE w 0.01 15000 WINDOW 3000, and 1,000,000 items per 4 s: a small filter (its
 /// generations in the caches, where the per-call costs show) and a large one (where memory
-/// latency does).
-const STREAMS: [Stream; 2] = [
-    Stream { items: 15_000, window_ms: 3_000, windows: 4 },
-    Stream { items: 1_000_000, window_ms: 4_000, windows: 3 },
+/// latency does), each sent every 20 ms, short enough that every span gets nearly its share
+/// (a span of 750 ms gets 37 or 38 ticks); and the small one sent every 100 ms, as a client
+/// that flushes ten times a second would: a span of 750 ms then gets 7 or 8 ticks, a tick
+/// more or less than its share.
+const STREAMS: [Stream; 3] = [
+    Stream { items: 15_000, window_ms: 3_000, windows: 4, tick_ms: STEADY_TICK_MS },
+    Stream { items: 1_000_000, window_ms: 4_000, windows: 3, tick_ms: STEADY_TICK_MS },
+    Stream { items: 15_000, window_ms: 3_000, windows: 4, tick_ms: 100 },
 ];
-/// Short enough that every span gets nearly its share (a span of 750 ms gets 37 or 38 ticks).
-const TICK_MS: u64 = 20;
+/// The tick of the first two streams, which their names leave out.
+const STEADY_TICK_MS: u64 = 20;
 /// Ticks whose calls make one sample: enough calls that INFO's whole microseconds resolve.
 const TICKS_PER_SAMPLE: u64 = 10;
 /// Single BF.ADD and BF.EXISTS calls per key and tick; a larger stream's other items go in
@@ -184,9 +190,10 @@ fn run_stream(stream: &Stream) -> Vec<Row> {
     add_batches(&mut con, "reference", &(0..stream.items).map(|n| format!("ref:{n}")).collect::<Vec<_>>());
     let reference_bytes = memory_usage(&mut con, "reference");
 
-    let per_tick = stream.items * TICK_MS / stream.window_ms;
-    let ticks = stream.windows * stream.window_ms / TICK_MS;
-    let steady_from = stream.window_ms / TICK_MS;
+    let tick_ms = stream.tick_ms;
+    let per_tick = stream.items * tick_ms / stream.window_ms;
+    let ticks = stream.windows * stream.window_ms / tick_ms;
+    let steady_from = stream.window_ms / tick_ms;
     let mut random = Random(0x5EED);
     // Per command (ADD, EXISTS), per key (windowed, plain): the sample being summed
     // (microseconds, calls), and the finished samples.
@@ -196,7 +203,7 @@ fn run_stream(stream: &Stream) -> Vec<Row> {
     let (mut tick, mut plain_window, mut steady_ticks, mut sent_ticks) = (0, None, 0, 0);
     let started = std::time::Instant::now();
     while tick < ticks {
-        let window = tick * TICK_MS / stream.window_ms;
+        let window = tick * tick_ms / stream.window_ms;
         if plain_window != Some(window) {
             command(&mut con, &["DEL", "plain"]);
             command(&mut con, &["BF.RESERVE", "plain", "0.01", &capacity]);
@@ -244,13 +251,16 @@ fn run_stream(stream: &Stream) -> Vec<Row> {
         // The clock's tick next: a client that fell behind (a loaded machine) skips ticks
         // rather than sending them at once, which would be a burst, not a steady stream.
         let elapsed = started.elapsed();
-        tick = (tick + 1).max(elapsed.as_millis() as u64 / TICK_MS);
-        if let Some(wait) = std::time::Duration::from_millis(tick * TICK_MS).checked_sub(elapsed) {
+        tick = (tick + 1).max(elapsed.as_millis() as u64 / tick_ms);
+        if let Some(wait) = std::time::Duration::from_millis(tick * tick_ms).checked_sub(elapsed) {
             std::thread::sleep(wait);
         }
     }
     let memory_ratio = peak_bytes as f64 / reference_bytes.max(1) as f64;
-    let name = format!("{} items / {} ms stream", stream.items, stream.window_ms);
+    let mut name = format!("{} items / {} ms stream", stream.items, stream.window_ms);
+    if tick_ms != STEADY_TICK_MS {
+        let _ = write!(name, ", sent every {tick_ms} ms");
+    }
     let rows: Vec<Row> = ["BF.ADD", "BF.EXISTS"]
         .iter()
         .zip(samples)
