@@ -100,6 +100,15 @@ pub struct ParsedHeader {
 
 /// Reads and checks a header: everything but the memory budget.
 pub fn parse_header(header: &[u8]) -> Result<ParsedHeader, DecodeError> {
+    parse_header_with(header, std::convert::identity)
+}
+
+/// As [`parse_header`], a link sized for `capacity` items holding at most
+/// `most_items(capacity)`: a windowed filter's base link may take more than its capacity.
+pub(crate) fn parse_header_with(
+    header: &[u8],
+    most_items: impl Fn(u64) -> u64,
+) -> Result<ParsedHeader, DecodeError> {
     let mut reader = Reader(header);
     if reader.take(4)? != MAGIC {
         return Err(DecodeError::Malformed("not a redbloom filter header"));
@@ -134,7 +143,7 @@ pub fn parse_header(header: &[u8]) -> Result<ParsedHeader, DecodeError> {
     // The chain first: it is cheap and refuses most garbage before any floating point.
     check_chain(&descriptions, expansion)?;
     for description in &descriptions {
-        description.check()?;
+        description.check(most_items(description.capacity))?;
     }
     Ok(ParsedHeader { expansion, descriptions })
 }
@@ -175,14 +184,14 @@ struct LinkDescription {
 }
 
 impl LinkDescription {
-    fn check(&self) -> Result<(), DecodeError> {
+    fn check(&self, most_items: u64) -> Result<(), DecodeError> {
         if self.capacity == 0 {
             return Err(DecodeError::Malformed("zero capacity"));
         }
         if !(self.error_rate > 0.0 && self.error_rate <= MAX_USEFUL_ERROR_RATE) {
             return Err(DecodeError::Malformed("error rate out of range"));
         }
-        if self.items > self.capacity {
+        if self.items > most_items {
             return Err(DecodeError::Malformed("more items than capacity"));
         }
         if !self.layout.is_plausible_for(self.capacity, self.error_rate) {

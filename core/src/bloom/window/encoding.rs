@@ -7,7 +7,7 @@
 //!
 //! Header, all integers little-endian:
 //! ```text
-//! magic "RBLW" | version u8 = 2 | flags u8 = 0
+//! magic "RBLW" | version u8 = 2 | flags u8 (bit 0: the generations pool their rates)
 //! | window ms u64 | generations u32 | capacity u64 | error rate f64 | expansion u32
 //! | current span start ms u64 | generation count u32
 //! then per generation, oldest first:
@@ -18,7 +18,10 @@
 //! plain filter's (see [`crate::bloom::encoding`]). Version 1, which this module wrote before
 //! generations had an overflow, has one chain header per generation instead
 //! (`chain header length u32 | chain header`, its first link at half the generation's rate);
-//! it is read as that link for the base and the links after it for the overflow. Times are
+//! it is read as that link for the base and the links after it for the overflow. A filter
+//! whose generations pool their rates ([`pool`](super::pool), flag bit 0, only where they
+//! scale) writes base links holding up to [`WindowParams::base_item_limit`] items; a version
+//! that knows no flags refuses it rather than place its items otherwise. Times are
 //! absolute (milliseconds since the epoch), so that a filter loaded after a downtime longer
 //! than its window forgets, at its first rotation, what expired meanwhile.
 //!
@@ -30,12 +33,14 @@
 //! rotation to the current span would have kept; each chain header must decode (the plain
 //! filter's checks), scale as the window says, and the links of a generation keep at most its
 //! share of the error rate (their capacities may differ: a later version may size generations
-//! otherwise); every generation is held to what is left of the memory budget before its bits
-//! are allocated.
+//! otherwise); where generations pool their rates, their sum is within the bound an add
+//! keeps; every generation is held to what is left of the memory budget before
+//! its bits are allocated.
 
 use super::filter::WindowFilter;
 use super::generation::{Generation, Layouts};
 use super::params::WindowParams;
+use super::pool;
 use crate::bloom::chain::{BloomFilter, MAX_LINKS};
 use crate::bloom::encoding::{self, ChunkError, CHUNK_BYTES};
 use crate::bloom::format::locate;
@@ -51,6 +56,8 @@ pub const MAGIC: &[u8; 4] = b"RBLW";
 const VERSION: u8 = 2;
 /// The header before generations had an overflow: still read.
 const VERSION_ONE_CHAIN: u8 = 1;
+/// Flag: the generations pool their rates.
+const FLAG_POOLED: u8 = 1;
 const FIXED_HEADER_BYTES: usize = 4 + 1 + 1 + 8 + 4 + 8 + 8 + 4 + 8 + 4;
 const GENERATION_HEADER_BYTES: usize = 8 + 8 + 4 + 4;
 /// The longest chain header a generation can have: the plain header of a full chain.
@@ -78,7 +85,7 @@ impl WindowFilter {
         let params = &self.params;
         header.extend_from_slice(MAGIC);
         header.push(VERSION);
-        header.push(0);
+        header.push(if self.pooled { FLAG_POOLED } else { 0 });
         header.extend_from_slice(&params.window_ms().to_le_bytes());
         header.extend_from_slice(&params.generations().to_le_bytes());
         header.extend_from_slice(&params.capacity().to_le_bytes());
@@ -118,10 +125,15 @@ impl WindowFilter {
         if version != VERSION && version != VERSION_ONE_CHAIN {
             return Err(DecodeError::Malformed("unknown encoding version"));
         }
-        if reader.u8()? != 0 {
+        let flags = reader.u8()?;
+        if flags & !FLAG_POOLED != 0 {
             return Err(DecodeError::Malformed("unknown flags"));
         }
+        let pooled = flags == FLAG_POOLED;
         let params = read_params(&mut reader)?;
+        if pooled && (version == VERSION_ONE_CHAIN || params.expansion() == 0) {
+            return Err(DecodeError::Malformed("pooled rates where generations cannot pool them"));
+        }
         let schedule = *params.schedule();
         let current_start_ms = reader.u64()?;
         if current_start_ms != schedule.span_start(current_start_ms) {
@@ -147,16 +159,19 @@ impl WindowFilter {
             previous_start = Some(start_ms);
             let budget = max_bytes.saturating_sub(used_bytes);
             let (base, overflow) = if version == VERSION_ONE_CHAIN {
-                let chain = chain(&mut reader, budget, &mut bits)?
+                let chain = chain(&mut reader, budget, &mut bits, std::convert::identity)?
                     .ok_or(DecodeError::Malformed("a generation without links"))?;
                 if chain.expansion_factor() != params.expansion() {
                     return Err(DecodeError::Malformed("a generation scales otherwise than its window"));
                 }
                 chain.split_first()?
             } else {
-                let base = chain(&mut reader, budget, &mut bits)?
+                let most_base_items =
+                    |capacity| if pooled { params.base_item_limit(capacity) } else { capacity };
+                let base = chain(&mut reader, budget, &mut bits, most_base_items)?
                     .ok_or(DecodeError::Malformed("a generation without links"))?;
-                let overflow = chain(&mut reader, budget.saturating_sub(base.bits_bytes()), &mut bits)?;
+                let overflow_budget = budget.saturating_sub(base.bits_bytes());
+                let overflow = chain(&mut reader, overflow_budget, &mut bits, std::convert::identity)?;
                 if base.expansion_factor() != 0
                     || overflow
                         .as_ref()
@@ -181,7 +196,10 @@ impl WindowFilter {
             return Err(DecodeError::Malformed("trailing bytes after the last generation"));
         }
         generations.rotate(current_start_ms);
-        Ok(WindowFilter::assembled(params, generations, Layouts::default()))
+        if pooled && !pool::holds_within_bound(&params, &generations) {
+            return Err(DecodeError::Malformed("generations past the error rate they pool"));
+        }
+        Ok(WindowFilter::assembled(params, generations, Layouts::default(), pooled))
     }
 
     /// The chunks in order, each with the offset just past its end.
@@ -230,11 +248,13 @@ fn read_params(reader: &mut Reader) -> Result<WindowParams, DecodeError> {
 }
 
 /// A chain header of its length's prefix, and the filter it describes with its bits from
-/// `bits`, within `max_bytes`; `None` for a length of 0.
+/// `bits`, within `max_bytes`, a link sized for `capacity` items holding at most
+/// `most_items(capacity)`; `None` for a length of 0.
 fn chain(
     reader: &mut Reader,
     max_bytes: usize,
     bits: &mut impl FnMut(u64) -> Result<ByteArray, DecodeError>,
+    most_items: impl Fn(u64) -> u64,
 ) -> Result<Option<BloomFilter>, DecodeError> {
     let len = reader.u32()? as usize;
     if len == 0 {
@@ -243,7 +263,7 @@ fn chain(
     if len > MAX_CHAIN_HEADER_BYTES {
         return Err(DecodeError::Malformed("chain header too long"));
     }
-    let parsed = encoding::parse_header(reader.take(len)?)?;
+    let parsed = encoding::parse_header_with(reader.take(len)?, most_items)?;
     Ok(Some(parsed.build(max_bytes, bits)?))
 }
 

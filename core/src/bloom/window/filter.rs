@@ -3,6 +3,7 @@
 
 use super::generation::{Generation, Layouts};
 use super::params::WindowParams;
+use super::pool;
 use crate::bloom::chain::FilterError;
 use crate::bloom::hash::ItemHash;
 use crate::bloom::sub_filter::{FirstBlockPattern, SubFilter};
@@ -32,6 +33,14 @@ pub struct WindowFilter {
     /// filter about 30 instructions. A filter loaded with no generation prefetches until its
     /// next rotation, its base links' size unknown until then: only speed depends on it.
     prefetch_pays: bool,
+    /// Whether the live generations pool their error rates ([`pool`](super::pool)): set on
+    /// the filters this version creates, and kept by their records (a flag of the header),
+    /// so that a filter written by an earlier version places its items as that version did,
+    /// on a replica of an older master too.
+    pub(super) pooled: bool,
+    /// Items the current base takes ([`pool::base_limit`]), worked out at the span's first
+    /// add and kept until a rotation changes the live generations: it depends on nothing else.
+    base_limit: Option<u64>,
 }
 
 /// What [`WindowFilter::totals`] answers: bytes of bit arrays, latest items, links.
@@ -71,7 +80,9 @@ impl WindowFilter {
         let mut generations = Generations::new(*params.schedule())?;
         // No generation yet: this only sets the current span.
         generations.rotate(now_ms);
-        Ok(WindowFilter::assembled(params, generations, layouts))
+        // A base that cannot scale has nowhere to put what a short one would refuse.
+        let pooled = params.expansion() != 0;
+        Ok(WindowFilter::assembled(params, generations, layouts, pooled))
     }
 
     /// A filter of these parts, its sums counted.
@@ -79,10 +90,11 @@ impl WindowFilter {
         params: WindowParams,
         generations: Generations<Generation>,
         layouts: Layouts,
+        pooled: bool,
     ) -> WindowFilter {
         let totals = Totals::of(&generations);
         let prefetch_pays = prefetches(&params, &layouts, &generations);
-        WindowFilter { params, generations, layouts, totals, prefetch_pays }
+        WindowFilter { params, generations, layouts, totals, prefetch_pays, pooled, base_limit: None }
     }
 
     /// A deep copy; only [`FilterError::OutOfMemory`] can refuse it.
@@ -115,6 +127,9 @@ impl WindowFilter {
     /// Deterministic: the same filter rotated to the same time gives the same filter.
     pub fn rotate(&mut self, now_ms: u64) -> Rotation<Generation> {
         let rotation = self.generations.rotate(now_ms);
+        if rotation.changed() {
+            self.base_limit = None;
+        }
         for dropped in &rotation.dropped {
             let totals = &mut self.totals;
             totals.bytes -= dropped.value.bits_bytes();
@@ -175,6 +190,12 @@ impl WindowFilter {
         hash: &ItemHash,
         mut max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
+        let base_limit = if let Some(limit) = self.base_limit {
+            limit
+        } else {
+            let limit = self.current_base_limit()?;
+            *self.base_limit.insert(limit)
+        };
         let WindowFilter { params, generations, layouts, totals, .. } = self;
         let sizes = |generation: &Generation| (generation.bits_bytes(), generation.link_count());
         let (bytes_before, links_before) =
@@ -185,8 +206,9 @@ impl WindowFilter {
             .current_or_open(|| Generation::open(params, layouts, max_bytes().saturating_sub(older_bytes)))?;
         // Made by the current generation's add, and asked of the older ones after it.
         let mut pattern = FirstBlockPattern::default();
-        let added = current
-            .insert_hash(hash, &mut pattern, params, layouts, || max_bytes().saturating_sub(older_bytes));
+        let added = current.insert_hash(hash, &mut pattern, base_limit, params, layouts, || {
+            max_bytes().saturating_sub(older_bytes)
+        });
         // Opened, or grown by an overflow, even where the add then failed.
         let (bytes_after, links_after) = sizes(current);
         totals.bytes = totals.bytes - bytes_before + bytes_after;
@@ -208,6 +230,21 @@ impl WindowFilter {
             }
             None => Ok(true),
         }
+    }
+
+    /// Items the current span's base takes before its overflow opens: its capacity, or what
+    /// the pooled rates leave it. Worked out before the span's first add opens the base, from
+    /// the base it will be.
+    fn current_base_limit(&mut self) -> Result<u64, FilterError> {
+        let (layout, capacity) = match self.generations.current() {
+            Some(current) => (current.value.base.layout(), current.value.base.capacity()),
+            None => (self.layouts.base(&self.params)?, self.params.generation_capacity()),
+        };
+        Ok(if self.pooled {
+            pool::base_limit(&self.params, self.generations.older(), layout, capacity)
+        } else {
+            capacity
+        })
     }
 
     /// Adds each item in order, answering for each, and stops after the first error.

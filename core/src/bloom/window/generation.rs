@@ -43,10 +43,11 @@ fn sized(layout: &mut Option<Layout>, capacity: u64, error_rate: f64) -> Result<
 /// The base link is a fixed-size link at [`WindowParams::base_error_rate`]: what a steady
 /// stream fills. It is held bare, not as a filter of one link, so that a lookup reaches its
 /// bits in one step fewer and each of the window's slots for a generation is smaller. When it
-/// is full (a burst, or an unevenness past the headroom) and generations scale, an overflow
-/// opens: an ordinary scalable filter of this crate at [`WindowParams::overflow_error_rate`],
-/// starting at [`WindowParams::overflow_capacity`]. The two rates add up to the generation's
-/// share of the filter's rate, whatever the overflow grows to.
+/// is full (a burst, or an unevenness past what the pooled rates allow) and generations
+/// scale, an overflow opens: an ordinary scalable filter of this crate at
+/// [`WindowParams::overflow_error_rate`], starting at [`WindowParams::overflow_capacity`]. The
+/// two rates add up to the generation's share of the filter's rate, whatever the overflow
+/// grows to; how many items the base takes, the live generations' pooled shares decide.
 pub struct Generation {
     pub(super) base: SubFilter,
     /// Boxed: most generations never open one, and each of the window's slots for a
@@ -70,15 +71,17 @@ impl Generation {
         Ok(Generation { base, overflow: None, latest: 0 })
     }
 
-    /// Adds an item: `Ok(true)` when this generation did not hold it. `max_bytes` is what this
-    /// generation may take in all, asked for only when the overflow opens or grows. The
-    /// item's first-block pattern is made here, or taken from `pattern`, and left there for
-    /// the lookups of the older generations that follow.
+    /// Adds an item: `Ok(true)` when this generation did not hold it. The base takes items
+    /// until it holds `base_limit` (its capacity, or what the pooled rates allow); the overflow
+    /// takes them after. `max_bytes` is what this generation may take in all, asked for only
+    /// when the overflow opens or grows. The item's first-block pattern is made here, or taken
+    /// from `pattern`, and left there for the lookups of the older generations that follow.
     #[inline]
     pub(super) fn insert_hash(
         &mut self,
         hash: &ItemHash,
         pattern: &mut FirstBlockPattern,
+        base_limit: u64,
         params: &WindowParams,
         layouts: &mut Layouts,
         max_bytes: impl FnOnce() -> usize,
@@ -90,7 +93,7 @@ impl Generation {
             }
             return overflow.insert_hash(hash, || max_bytes().saturating_sub(base.byte_len()));
         }
-        if !base.is_full() {
+        if base.items() < base_limit {
             return Ok(base.insert_patterned(hash, pattern));
         }
         // A full base refuses only an item it does not hold.

@@ -20,11 +20,13 @@
 //!   `t + window + span`: an item not added for more than `window * (1 + 1/g)` (in whole
 //!   milliseconds) answers as one never added.
 //! - **The error rate holds**: at most `window / span + 1 <= g + 1` generations are alive,
-//!   so each keeps `error_rate / (g + 1)`. Its base link, sized for its share of the window's
-//!   capacity, takes nine tenths of that; a generation that receives more than its base holds
-//!   opens an overflow, a scalable filter at the remaining tenth (its links' rates halve, so
-//!   that all of them stay under it), and a non-scaling one answers [`FilterError::Full`]
-//!   instead (its base takes the whole share).
+//!   so each is sized for `error_rate / (g + 1)`. Its base link, sized for its share of the
+//!   window's capacity, takes nine tenths of that; a generation that receives more than its
+//!   base holds opens an overflow, a scalable filter at the remaining tenth (its links' rates
+//!   halve, so that all of them stay under it), and a non-scaling one answers
+//!   [`FilterError::Full`] instead (its base takes the whole share). Where generations scale,
+//!   the live generations pool their shares (`pool`): a base may take up to a sixteenth past
+//!   its capacity where others leave room, the sum of their rates within the filter's.
 //! - **The clock is the caller's**: [`WindowFilter::rotate`] takes the time, and its result
 //!   depends on nothing else, so a replica that applies the master's rotations with the
 //!   master's times holds the same bits. Adds and lookups read no clock.
@@ -101,6 +103,7 @@
 //! - [`params`](mod@params): the limits and the sizing of generations;
 //! - `filter`: the filter on [`Generations`](crate::window::Generations), its lookups and adds;
 //! - `generation`: a generation's base link and overflow;
+//! - `pool`: how many items the current base takes, the live bases' rates pooled;
 //! - `encoding`: the header, chunks and RDB record.
 //!
 //! [`BloomFilter`]: crate::bloom::BloomFilter
@@ -111,6 +114,7 @@ mod encoding;
 mod filter;
 mod generation;
 pub mod params;
+mod pool;
 #[cfg(test)]
 mod tests;
 

@@ -7,7 +7,8 @@ use crate::window::{Schedule, ScheduleError};
 /// Each generation's base link is sized for this much more than its share of a window's
 /// capacity, as a fraction `HEADROOM_NUMERATOR / HEADROOM_DENOMINATOR` of it. A steady stream
 /// does not split evenly over spans (batches, scheduling); a sixteenth absorbs that
-/// unevenness, and what goes past it opens the generation's overflow.
+/// unevenness. What goes past it, the live generations' pooled rates may take (up to another
+/// sixteenth, [`WindowParams::base_item_limit`]); past that, the generation's overflow opens.
 pub const HEADROOM_NUMERATOR: u64 = 1;
 /// See [`HEADROOM_NUMERATOR`].
 pub const HEADROOM_DENOMINATOR: u64 = 16;
@@ -118,9 +119,20 @@ impl WindowParams {
         (share.div_ceil(per_window) as u64).max(1)
     }
 
-    /// The error rate each generation keeps, all its links together: a lookup asks every
-    /// live generation, so each gets an equal share of the filter's rate. Equal shares are the
-    /// cheapest split: every generation is, in turn, one of the live ones at their fullest.
+    /// The most items a base link sized for `capacity` takes when the live bases' rates leave
+    /// it room (the window's `pool`): another headroom past it. Further, the model of a
+    /// link's rate underestimates it, and a base that took the room of several would hold
+    /// their part of the promise on a model that no longer fits.
+    pub fn base_item_limit(&self, capacity: u64) -> u64 {
+        let past = u128::from(capacity) * u128::from(HEADROOM_NUMERATOR) / u128::from(HEADROOM_DENOMINATOR);
+        // At most twice `capacity` while the headroom is at most a whole one.
+        capacity.saturating_add(u64::try_from(past).unwrap_or(u64::MAX))
+    }
+
+    /// The error rate each generation is sized for, all its links together: a lookup asks
+    /// every live generation, so each gets an equal share of the filter's rate. Equal shares
+    /// are the cheapest split: every generation is, in turn, one of the live ones at their
+    /// fullest. Where generations scale, they pool their shares (the window's `pool`).
     pub fn generation_error_rate(&self) -> f64 {
         self.error_rate / f64::from(self.max_live_generations())
     }

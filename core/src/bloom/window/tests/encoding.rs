@@ -111,7 +111,11 @@ fn hostile_headers_are_refused() {
     assert!(malformed(&patched(&header, 0, b"RBLF")));
     assert!(malformed(&patched(&header, 4, &[3])));
     assert!(malformed(&patched(&header, 4, &[1])), "read as the first version");
-    assert!(malformed(&patched(&header, 5, &[1])));
+    assert!(malformed(&patched(&header, 5, &[2])), "unknown flags");
+    assert!(malformed(&patched(&header, 5, &[3])), "unknown flags");
+    let non_scaling = super::filter(1000, 4, 200, 0.01, 0).encode_header();
+    assert_eq!(non_scaling[5], 0, "a base that cannot scale does not pool");
+    assert!(malformed(&patched(&non_scaling, 5, &[1])), "pooled rates without an overflow");
     for window in [0u64, MAX_WINDOW_MS + 1, 3] {
         assert!(malformed(&patched(&header, WINDOW_AT, &window.to_le_bytes())), "window {window}");
     }
@@ -257,4 +261,12 @@ fn records_of_the_first_version_load() {
     }
     let filter = WindowFilter::load_rdb(1, &mut record, UNLIMITED).unwrap();
     assert!((900..1800).all(|n| filter.contains(&member(n))));
+    assert!(!filter.pooled, "a record of the first version places its items as that version did");
+    // That version pooled nothing: a first-version header that says so is refused.
+    let mut header = from_hex(FIRST_VERSION_DUMP.lines().next().unwrap());
+    header[5] = 1;
+    assert_eq!(
+        WindowFilter::decode_header(&header, UNLIMITED).err(),
+        Some(DecodeError::Malformed("pooled rates where generations cannot pool them"))
+    );
 }

@@ -7,6 +7,7 @@
 
 mod capacity_and_memory;
 mod encoding;
+mod pool;
 mod rotation;
 
 use super::*;
