@@ -6,6 +6,7 @@ use super::params::WindowParams;
 use super::pool;
 use crate::bloom::chain::FilterError;
 use crate::bloom::hash::ItemHash;
+use crate::bloom::params::{SIZING_MARGIN, SMALLEST_SIZED_RATE};
 use crate::bloom::sub_filter::{FirstBlockPattern, SubFilter};
 use crate::window::{Generations, Rotation, Stamped};
 
@@ -80,8 +81,10 @@ impl WindowFilter {
         let mut generations = Generations::new(*params.schedule())?;
         // No generation yet: this only sets the current span.
         generations.rotate(now_ms);
-        // A base that cannot scale has nowhere to put what a short one would refuse.
-        let pooled = params.expansion() != 0;
+        // A base that cannot scale has nowhere to put what a short one would refuse; a rate
+        // the sizing raises to its floor leaves bases above the rate they pool.
+        let pooled =
+            params.expansion() != 0 && params.base_error_rate() * SIZING_MARGIN >= SMALLEST_SIZED_RATE;
         Ok(WindowFilter::assembled(params, generations, layouts, pooled))
     }
 
