@@ -45,7 +45,8 @@ fn sized(layout: &mut Option<Layout>, capacity: u64, error_rate: f64) -> Result<
 /// bits in one step fewer and each of the window's slots for a generation is smaller. When it
 /// is full (a burst, or an unevenness past what the pooled rates allow) and generations
 /// scale, an overflow opens: an ordinary scalable filter of this crate at
-/// [`WindowParams::overflow_error_rate`], starting at [`WindowParams::overflow_capacity`]. The
+/// [`WindowParams::overflow_error_rate`], starting at [`WindowParams::overflow_capacity`] (and
+/// what the base was held short of, where pooled rates held it short of its capacity). The
 /// two rates add up to the generation's share of the filter's rate, whatever the overflow
 /// grows to; how many items the base takes, the live generations' pooled shares decide.
 pub struct Generation {
@@ -104,13 +105,17 @@ impl Generation {
             return Err(FilterError::Full);
         }
         let budget = max_bytes().saturating_sub(base.byte_len());
-        let opened = BloomFilter::try_with_first_link(
-            params.overflow_capacity(),
-            params.overflow_first_link_error_rate(),
-            layouts.overflow(params)?,
-            params.expansion(),
-            budget,
-        )?;
+        // A base held short of its capacity (by generations that borrowed) leaves its overflow
+        // what it did not take, so that the generation holds as much before a second link.
+        let shortfall = base.capacity().saturating_sub(base.items());
+        let (capacity, rate) = (params.overflow_capacity(), params.overflow_first_link_error_rate());
+        let (capacity, layout) = if shortfall == 0 {
+            (capacity, layouts.overflow(params)?)
+        } else {
+            let capacity = capacity.saturating_add(shortfall);
+            (capacity, Layout::for_capacity(capacity, rate).ok_or(FilterError::TooLarge)?)
+        };
+        let opened = BloomFilter::try_with_first_link(capacity, rate, layout, params.expansion(), budget)?;
         overflow.insert(Box::new(opened)).insert_hash(hash, || budget)
     }
 

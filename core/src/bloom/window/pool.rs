@@ -30,9 +30,10 @@
 //!   layout, and the one that replaces it finds the same room; its peak memory is then no more
 //!   than with bases kept to their capacity. From a light first span (a filter made late in a
 //!   span), that span's room is lent and then recurs each window: one base per window is held
-//!   short, and between about 1.5 and 2.1 times the capacity its overflow grows a second link
-//!   (peak memory 1.23 times that of bases kept to their capacity). Lending less would give
-//!   batched streams at their capacity less room.
+//!   short. Its overflow's first link takes the shortfall on top of a share
+//!   ([`Generation`]'s add), so that it holds as much before a second link: peak memory at
+//!   most 1.07 times that of bases kept to their capacity (1.23 with an overflow of one share).
+//!   Lending less would give batched streams at their capacity less room.
 //!
 //! The limit depends only on the live generations (their links and item counts) and the
 //! parameters, so a replica, a restarted server and the master agree on it; the filter keeps

@@ -182,11 +182,14 @@ fn the_pooled_rates_hold_at_every_add() {
 /// least its capacity before its overflow opens (none is held short by others that borrowed),
 /// and the peak memory is no more than that of bases kept to their capacity. From a first span
 /// that is light (the filter made late in a span), what it left was lent, and once it is
-/// dropped its room recurs each window: one base per window is held short, and between about
-/// 1.5 and 2.1 times the capacity its overflow grows a second link (peak memory 1.23 times).
+/// dropped its room recurs each window: one base per window is held short. Its overflow's
+/// first link takes the shortfall on top of a share, so that the generation holds as much
+/// before a second link: over every start phase and 1.02 to 4 times the capacity, peak memory
+/// at most 1.072 times (with an overflow of one share, 1.23 times between 1.7 and 2.1 times
+/// the capacity, where the held generation grew a second link).
 #[test]
 fn a_stream_past_its_capacity_takes_about_the_memory_of_bases_kept_to_capacity() {
-    for (phase, most_ratio) in [(0u64, 1.0f64), (100, 1.0), (200, 1.25)] {
+    for (phase, most_ratio) in [(0u64, 1.0f64), (100, 1.08), (200, 1.08)] {
         for excess in [1.02f64, 1.05, 1.1, 1.3, 1.7, 2.0, 2.1, 3.0] {
             let mut pooled = filter(1000, 4, 2_000, 0.01, 2);
             let mut fixed = filter(1000, 4, 2_000, 0.01, 2);
