@@ -102,6 +102,12 @@ fn older_sum(older: &[Stamped<Generation>], aimed: &AimedRates) -> f64 {
         .sum()
 }
 
+/// Generations still to come in the window besides the `older` ones and the current span's.
+fn to_come(params: &WindowParams, older: &[Stamped<Generation>]) -> u32 {
+    let live = u32::try_from(older.len()).map_or(u32::MAX, |older| older.saturating_add(1));
+    params.max_live_generations().saturating_sub(live)
+}
+
 /// Whether the live generations' sum is within what every add of a pooling filter keeps (what
 /// a load checks): the current span's generation counted as an overflow's share until it opens,
 /// and each generation still to come as one too. An add keeps more (those to come at a full
@@ -111,10 +117,8 @@ fn older_sum(older: &[Stamped<Generation>], aimed: &AimedRates) -> f64 {
 pub(super) fn holds_within_bound(params: &WindowParams, generations: &Generations<Generation>) -> bool {
     let aimed = AimedRates::of(params);
     let older = generations.older();
-    let to_come = u32::try_from(older.len())
-        .map_or(0, |older| params.max_live_generations().saturating_sub(older.saturating_add(1)));
     let current = generations.current().map_or(0.0, |current| expected_rate(&current.value.base));
-    older_sum(older, &aimed) + current + aimed.overflow + f64::from(to_come) * aimed.overflow
+    older_sum(older, &aimed) + current + aimed.overflow + f64::from(to_come(params, older)) * aimed.overflow
         <= aimed.bound(params, LOAD_SLACK)
 }
 
@@ -128,9 +132,7 @@ pub(super) fn base_limit(
 ) -> u64 {
     let aimed = AimedRates::of(params);
     let bound = aimed.bound(params, ADD_SLACK);
-    let live = u32::try_from(older.len()).map_or(u32::MAX, |older| older.saturating_add(1));
-    let to_come = params.max_live_generations().saturating_sub(live);
-    let room_to_come = f64::from(to_come) * (layout.expected_rate(capacity) + aimed.overflow);
+    let room_to_come = f64::from(to_come(params, older)) * (layout.expected_rate(capacity) + aimed.overflow);
     let older = older_sum(older, &aimed);
     let fits = |items: u64| older + layout.expected_rate(items) + aimed.overflow + room_to_come <= bound;
     let most = params.base_item_limit(capacity);
