@@ -1,6 +1,6 @@
 //! Generations that pool their rates: batched streams keep the steady memory and the error
 //! rate, what an older generation leaves goes to the next base, the pooled sum holds at every
-//! add whatever the stream, a stream past its capacity takes no more memory than bases kept to
+//! add whatever the stream, a stream past its capacity takes about the memory of bases kept to
 //! their capacity, the limit survives a reload, and records of earlier versions keep their
 //! placement while those past the pool are refused.
 
@@ -42,8 +42,9 @@ fn assert_pool_holds(filter: &WindowFilter) {
             }
         })
         .sum();
-    let opened = filter.generations().filter(|generation| generation.start_ms != current_start).count() + 1;
-    sum += (params.max_live_generations() as usize - opened) as f64 * overflow_share;
+    // The older generations and the current span's, opened or not; the rest are to come.
+    let live = filter.generations().filter(|generation| generation.start_ms != current_start).count() + 1;
+    sum += (params.max_live_generations() as usize - live) as f64 * overflow_share;
     let aimed = (params.base_error_rate() + params.overflow_error_rate()) * SIZING_MARGIN;
     // A relative slack for the rounding of the sum.
     let bound = f64::from(params.max_live_generations()) * aimed * (1.0 + 1e-9);
