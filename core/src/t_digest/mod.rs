@@ -38,6 +38,8 @@ mod centroid;
 mod digest;
 mod encoding;
 mod nodes;
+#[cfg(test)]
+mod rank_error;
 mod reads;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@
 //! This file holds what the topic files share: the digests they read, the records RedisBloom
 //! saved of them, and the way a record is written down and compared.
 
+mod accuracy;
 mod invariants;
 mod records_and_limits;
 mod redisbloom_answers;

@@ -1,6 +1,7 @@
 use super::merge::WindowMergeError;
 use super::*;
 use crate::decode::{DecodeError, Persistent, Record, RecordValue};
+use crate::t_digest::rank_error::{rank_error, rank_errors, Random};
 use crate::t_digest::MergeError;
 
 const BUDGET: usize = 1 << 30;
@@ -24,18 +25,6 @@ fn record(value: &impl Persistent) -> Record {
 
 fn load(record: &Record, budget: usize) -> Result<WindowTDigest, DecodeError> {
     WindowTDigest::load_rdb(0, &mut record.clone(), budget)
-}
-
-/// xorshift64*: values the tests can replay.
-struct Random(u64);
-
-impl Random {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 #[test]
@@ -209,24 +198,6 @@ fn observations_beyond_a_64_bit_count_are_refused() {
         record.0[index] = heavy.clone();
     }
     assert!(matches!(load(&record, BUDGET), Err(DecodeError::Malformed(_))));
-}
-
-/// The rank error of a quantile estimate: how far the fraction of `sorted` at or below it
-/// (ties counted half) is from the fraction asked for.
-fn rank_error(sorted: &[f64], quantile: f64, estimate: f64) -> f64 {
-    let below = sorted.partition_point(|&value| value < estimate);
-    let at_or_below = sorted.partition_point(|&value| value <= estimate);
-    let rank = (below + at_or_below) as f64 / 2.0 / sorted.len() as f64;
-    (rank - quantile).abs()
-}
-
-/// Mean and largest rank error of `digest`'s quantiles over a grid of fractions.
-fn rank_errors(digest: &TDigest, sorted: &[f64]) -> (f64, f64) {
-    let quantiles: Vec<f64> = (1..1000).map(|i| f64::from(i) / 1000.0).collect();
-    let estimates = digest.quantiles(&quantiles).unwrap();
-    let errors: Vec<f64> =
-        quantiles.iter().zip(&estimates).map(|(&q, &estimate)| rank_error(sorted, q, estimate)).collect();
-    (errors.iter().sum::<f64>() / errors.len() as f64, errors.iter().copied().fold(0.0, f64::max))
 }
 
 /// A stream whose distribution drifts (so that forgotten values would show), read at many
