@@ -45,10 +45,7 @@ impl Persistent for WindowTDigest {
             SizeError::TooLarge => DecodeError::TooLarge,
             SizeError::OutOfMemory => DecodeError::OutOfMemory,
         })?;
-        let observations = generations
-            .iter()
-            .try_fold(0i64, |sum, generation| sum.checked_add(generation.value.observations()));
-        if observations.is_none() {
+        if WindowTDigest::total_observations(&generations).is_none() {
             return Err(DecodeError::Malformed("more observations in the window than a 64-bit count holds"));
         }
         Ok(WindowTDigest::from_generations(compression, generations))

@@ -78,6 +78,9 @@ impl WindowTDigest {
             generations.current_or_open(|| Ok::<_, WindowMergeError>(merged))?;
         }
         generations.rotate(now);
+        if WindowTDigest::total_observations(&generations).is_none() {
+            return Err(plain(MergeError::Overflow));
+        }
         Ok(WindowTDigest::from_generations(compression, generations))
     }
 }

@@ -163,6 +163,12 @@ impl WindowTDigest {
         Ok(WindowTDigest::from_generations(compression, generations))
     }
 
+    /// The generations' observations together, or `None` past `i64::MAX`: what a load refuses,
+    /// and so what a merge must refuse too (each span within it is not enough).
+    fn total_observations(generations: &Generations<TDigest>) -> Option<i64> {
+        generations.iter().try_fold(0i64, |sum, generation| sum.checked_add(generation.value.observations()))
+    }
+
     fn from_generations(compression: u64, generations: Generations<TDigest>) -> WindowTDigest {
         WindowTDigest { compression, generations, older: OnceCell::new(), window: OnceCell::new() }
     }

@@ -466,6 +466,27 @@ fn a_windowed_merge_sums_span_by_span_and_leaves_out_what_expired() {
     assert_eq!(spans(&twice), [(9_750, 2), (10_500, 4)]);
 }
 
+/// Each span may hold up to `i64::MAX` observations, but the window's record holds their sum,
+/// which a load refuses past it: a merge that doubles two spans past it is refused, and
+/// every merge it makes before loads back.
+#[test]
+fn a_windowed_merge_refuses_a_window_whose_total_would_pass_i64() {
+    let mut digest = window(100);
+    add_at(&mut digest, 10_000, &[1.0]);
+    add_at(&mut digest, 10_250, &[2.0]);
+    let refused = loop {
+        match WindowTDigest::merged(&digest, false, &[&digest], None, BUDGET) {
+            Ok(merged) => {
+                assert!(load(&record(&merged), BUDGET).is_ok(), "{} observations", merged.observations());
+                digest = merged;
+            }
+            Err(error) => break error,
+        }
+    };
+    assert_eq!(refused, WindowMergeError::Plain(MergeError::Overflow));
+    assert_eq!(digest.observations(), 1 << 62, "both spans at 2^61, one more doubling too many");
+}
+
 #[test]
 fn a_windowed_merge_refuses_other_schedules_sources_ahead_and_bad_compressions() {
     let mut destination = window(100);
