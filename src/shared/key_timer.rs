@@ -6,8 +6,9 @@
 //!
 //! A key is noted when a command creates a value in it, when one is loaded into it, and when
 //! one comes to it under a new name (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event).
-//! A noted name that no longer holds the type is forgotten at its next visit, so nothing needs
-//! to follow deletions.
+//! SWAPDB moves whole databases without a keyspace event: its server event moves the noted
+//! keys with them. A noted name that no longer holds the type is forgotten at its next visit,
+//! so nothing needs to follow deletions.
 //!
 //! The subscription is made when the first key is noted, and to `new` events alone: a module
 //! subscribed to a class of events has Redis build a context for its callback on every event
@@ -93,6 +94,19 @@ impl KeyTimer {
         }
     }
 
+    /// Follows SWAPDB: the keys noted in either database are now in the other.
+    fn swap_databases(&self, first: c_int, second: c_int) {
+        if let (Ok(mut keys), Ok(mut next)) = (self.keys.lock(), self.next.lock()) {
+            let other = |db| match db {
+                db if db == first => second,
+                db if db == second => first,
+                db => db,
+            };
+            *keys = std::mem::take(&mut *keys).into_iter().map(|(db, name)| (other(db), name)).collect();
+            *next = None;
+        }
+    }
+
     /// Whether a value of `value_type` is one this timer visits.
     fn visits(&self, value_type: *mut raw::RedisModuleType) -> bool {
         value_type == *self.data_type.raw_type.borrow()
@@ -172,7 +186,34 @@ pub fn start(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static KeyTimer]) {
     if all.is_empty() || TIMERS.set(all).is_err() {
         return;
     }
+    // SAFETY: the load's live context.
+    unsafe {
+        if let Some(subscribe) = raw::RedisModule_SubscribeToServerEvent {
+            let swap = raw::RedisModuleEvent { id: raw::REDISMODULE_EVENT_SWAPDB, dataver: 1 };
+            subscribe(ctx, swap, Some(databases_swapped));
+        }
+    }
     arm(ctx);
+}
+
+/// SWAPDB ran (on a master, or replicated to a replica, which may be promoted): every timer's
+/// keys follow their databases.
+extern "C" fn databases_swapped(
+    _ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    _subevent: u64,
+    data: *mut c_void,
+) {
+    guarded("key timer swapdb event", (), || {
+        if data.is_null() {
+            return;
+        }
+        // SAFETY: Redis hands the SwapDB event the databases it swapped, live for the call.
+        let swapped = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
+        for timer in timers() {
+            timer.swap_databases(swapped.dbnum_first, swapped.dbnum_second);
+        }
+    });
 }
 
 static SUBSCRIBED: AtomicBool = AtomicBool::new(false);
