@@ -124,6 +124,11 @@ impl Heap {
         self.set_field(slot, SLOT_SPARE, value);
     }
 
+    /// The slot's fingerprint.
+    pub(super) fn fingerprint(&self, slot: usize) -> u32 {
+        self.fingerprints[slot]
+    }
+
     /// The slot's item, without its NUL.
     pub(super) fn item(&self, slot: usize) -> Option<&[u8]> {
         self.items.get(slot).and_then(|item| item.as_deref()).map(unterminated)
@@ -149,6 +154,17 @@ impl Heap {
             self.set_field(b, field, first);
         }
         self.items.swap(a, b);
+    }
+
+    /// Swaps the entry in `slot` with `other`'s in `other_slot` (pointer bytes stay), leaving
+    /// both heaps' order to the caller.
+    pub(super) fn exchange(&mut self, slot: usize, other: &mut Heap, other_slot: usize) {
+        for field in [SLOT_FINGERPRINT, SLOT_LENGTH, SLOT_COUNT, SLOT_SPARE] {
+            let (mine, theirs) = (self.field(slot, field), other.field(other_slot, field));
+            self.set_field(slot, field, theirs);
+            other.set_field(other_slot, field, mine);
+        }
+        std::mem::swap(&mut self.items[slot], &mut other.items[other_slot]);
     }
 
     /// RedisBloom's heapify-down, tie for tie: the right child only when strictly smaller, and

@@ -6,30 +6,38 @@ use super::super::buckets::Buckets;
 use super::super::decay::{Decay, Rng};
 use super::super::encoding::{load_shape, save_shape, Kept};
 use super::super::heap::Heap;
-use super::super::sketch::list_bytes;
-use super::sketch::{fits, Generation, WindowTopK};
+use super::sketch::{fits, lists_bytes, Generation, WindowTopK};
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 use crate::window::Generations;
 
+/// The first version's record, without candidates: what a list saved by an earlier version of
+/// this module holds (it loads with none, and a rotation lists only its own items again).
+const FIRST_VERSION: i32 = 1;
+
 impl Persistent for WindowTopK {
-    const ENCODING_VERSION: i32 = 1;
+    const ENCODING_VERSION: i32 = 2;
 
     fn load_rdb(
         encoding_version: i32,
         source: &mut impl RdbSource,
         max_bytes: usize,
     ) -> Result<WindowTopK, DecodeError> {
-        if encoding_version != Self::ENCODING_VERSION {
+        if encoding_version != Self::ENCODING_VERSION && encoding_version != FIRST_VERSION {
             return Err(DecodeError::Malformed("unknown encoding version"));
         }
         let shape = load_shape(source)?;
         let seed = source.unsigned()?;
         let k = u64::from(shape.k());
-        let mut used = list_bytes(k).ok_or(DecodeError::TooLarge)?;
+        let mut used = lists_bytes(k).ok_or(DecodeError::TooLarge)?;
         if used > max_bytes as u64 {
             return Err(DecodeError::TooLarge);
         }
         let list = Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?;
+        let candidates = if encoding_version == FIRST_VERSION {
+            Heap::try_new(k, 0).map_err(|_| DecodeError::OutOfMemory)?
+        } else {
+            Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?
+        };
         let generation_bytes = Buckets::bytes_for(&shape).ok_or(DecodeError::TooLarge)?;
         let generations = Generations::load(source, |source| {
             used = used.saturating_add(generation_bytes);
@@ -43,13 +51,14 @@ impl Persistent for WindowTopK {
         if !fits(&shape, generations.schedule(), max_bytes) {
             return Err(DecodeError::TooLarge);
         }
-        Ok(WindowTopK { shape, powers: Decay::new(shape.decay()), seed, list, generations })
+        Ok(WindowTopK { shape, powers: Decay::new(shape.decay()), seed, list, candidates, generations })
     }
 
     fn save_rdb(&self, sink: &mut impl RdbSink) {
         save_shape(sink, &self.shape);
         sink.unsigned(self.seed);
         self.list.save(sink);
+        self.candidates.save(sink);
         self.generations.save(sink, |generation, sink| {
             sink.unsigned(generation.rng.0);
             sink.bytes(generation.buckets.0.as_slice());

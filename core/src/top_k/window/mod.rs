@@ -17,22 +17,28 @@
 //!   when its window count reaches the smallest; the reply is the item it expelled, as the plain
 //!   command answers. While the window has a single generation, this is the plain sketch's add,
 //!   slot for slot.
-//! - **A rotation** that closes or drops a generation counts every listed item again in the
-//!   generations left, clears the items left with nothing, and restores the heap: `k` times
-//!   the generations' depth reads, once a span, and no allocation.
+//! - **Candidates**: an item an add leaves out of the list, or expels from it, is kept in a
+//!   second heap of `k` (`candidates`), the heaviest such items by their window count at their
+//!   last add; no item is in both.
+//! - **A rotation** that closes or drops a generation counts every listed item and candidate
+//!   again in the generations left, clears the items left with nothing, restores the heaps,
+//!   and lets each candidate heavier than the smallest listed count take its place: the list
+//!   holds the heaviest `k` of both. `2k` times the generations' depth reads, once a span, and
+//!   no allocation.
 //! - **QUERY and LIST** answer from the list, as the plain sketch does; **COUNT** sums the
 //!   item's estimates over the live generations. A master reading between an expiry and the
 //!   rotation its timer or next write makes recounts the listed items without the expired
 //!   generations, so nothing older than `window (1 + 1/g)` is ever counted.
 //!
-//! Why one list rather than a heap per generation merged at every rotation: a generation
-//! needs no list of its own when the window's list is kept up to date at each add, so a
-//! generation costs only its buckets (the window stays within `g + 1` plain sketches even
-//! when every span of the window took adds), an add maintains one heap instead of two, and a
-//! rotation recounts `k` items instead of merging `(g + 1) k`. What it gives up: an item that
-//! was heavy in one generation but never in the window's list is not found again when the
-//! list's heavier items expire; it enters at its next add, as any item does in the plain
-//! sketch.
+//! Why one list and its candidates rather than a heap per generation merged at every
+//! rotation: a generation needs no list of its own when the window's list is kept up to date
+//! at each add, so a generation costs only its buckets (the window stays within `g + 1` plain
+//! sketches even when every span of the window took adds), an add touches the window's heaps
+//! only, and a rotation recounts `2k` items instead of merging `(g + 1) k`. What a list alone would give
+//! up, the candidates keep: an item that was heavy in one generation while the list was full
+//! of heavier items is listed when those expire, without another add (a plain sketch fed only
+//! the window's items lists it; without candidates, in phases of heavy hitters shorter than the
+//! window, the list held 8.5 of the ten heaviest where a plain sketch held 10).
 //!
 //! # Decay and replicas
 //! Each generation decays as the plain sketch does, with its own generator seeded from the
@@ -46,11 +52,12 @@
 //! ```text
 //! k | width | depth | decay (double) | seed
 //! | the list: k slots as RedisBloom's heap | each slot's item as a C string
+//! | the candidates, laid out as the list
 //! | the generations (crate::window::Generations::save), each: generator state | buckets
 //! ```
 //!
-//! all integers unsigned. Everything is checked on load, and held to the memory budget before
-//! it is allocated.
+//! all integers unsigned (encoding version 2; version 1, without the candidates, loads with
+//! none). Everything is checked on load, and held to the memory budget before it is allocated.
 
 mod encoding;
 mod sketch;

@@ -42,6 +42,10 @@ pub struct WindowTopK {
     /// at `u32::MAX`, as a bucket does), its padding the item's count in the older
     /// generations.
     pub(super) list: Heap,
+    /// The items a rotation may list in place of those whose counts expired: the heaviest of
+    /// the items an add left out of the list or expelled from it, each with its window count
+    /// and older count as of its last add or rotation. No item is in both.
+    pub(super) candidates: Heap,
     pub(super) generations: Generations<Generation>,
 }
 
@@ -65,6 +69,7 @@ impl WindowTopK {
             powers: Decay::new(decay),
             seed,
             list: Heap::try_new(k, 0)?,
+            candidates: Heap::try_new(k, 0)?,
             generations: Generations::new(schedule)?,
         })
     }
@@ -141,8 +146,19 @@ impl WindowTopK {
         let count =
             current.buckets.count(&self.powers, &mut current.rng, (fingerprint, increment), depth, index_of);
         if self.generations.older().is_empty() {
-            // The window is this generation: the plain sketch's admission.
-            return self.list.offer(item, fingerprint, count);
+            // The window is this generation: the plain sketch's admission (`Heap::offer`), the
+            // items it leaves out noted as candidates.
+            if count < self.list.min() {
+                if count > self.candidates.min() && self.list.find(item, fingerprint).is_none() {
+                    note_candidate(&mut self.candidates, item, fingerprint, count, 0);
+                }
+                return Ok(None);
+            }
+            if let Some(slot) = self.list.find(item, fingerprint) {
+                self.list.update(slot, count);
+                return Ok(None);
+            }
+            return self.enter(item, fingerprint, count, 0);
         }
         if let Some(slot) = self.list.find(item, fingerprint) {
             let older = self.list.spare(slot);
@@ -155,9 +171,26 @@ impl WindowTopK {
         let older = saturated(self.older_estimates(fingerprint, |row| row_index(rows, item, row, width)));
         let window = count.saturating_add(older);
         if window < self.list.min() {
+            note_candidate(&mut self.candidates, item, fingerprint, window, older);
             return Ok(None);
         }
-        self.list.replace_min(item, fingerprint, window, older)
+        self.enter(item, fingerprint, window, older)
+    }
+
+    /// Lists the item (not listed) in place of the smallest listed one, which becomes a
+    /// candidate, and answers it; the item is no candidate any more.
+    fn enter(&mut self, item: &[u8], fingerprint: u32, window: u32, older: u32) -> Expelled {
+        let smallest = (self.list.fingerprint(0), self.list.min(), self.list.spare(0));
+        let expelled = self.list.replace_min(item, fingerprint, window, older)?;
+        if let Some(slot) = self.candidates.find(item, fingerprint) {
+            self.candidates.clear(slot);
+            self.candidates.heapify();
+        }
+        if let Some(expelled) = &expelled {
+            let (fingerprint, window, older) = smallest;
+            note_candidate(&mut self.candidates, expelled, fingerprint, window, older);
+        }
+        Ok(expelled)
     }
 
     /// Opens the current span's generation, with nothing counted, if no add did yet: what a
@@ -175,8 +208,9 @@ impl WindowTopK {
     }
 
     /// Moves to the time `now_ms` (see [`Generations::rotate`]); when a generation closed or
-    /// expired, every listed item is counted again over the generations left. Allocates
-    /// nothing; the expired generations are handed back for the caller to free.
+    /// expired, every listed item and candidate is counted again over the generations left,
+    /// and the heaviest of them listed. Allocates nothing; the expired generations are handed
+    /// back for the caller to free.
     pub fn rotate(&mut self, now_ms: u64) -> Rotation<Generation> {
         let rotation = self.generations.rotate(now_ms);
         if rotation.changed() {
@@ -185,29 +219,39 @@ impl WindowTopK {
         rotation
     }
 
-    /// Each listed item's window count and older count from the generations, items left with
-    /// nothing cleared, the heap order restored.
+    /// Each listed item's and candidate's window count and older count from the generations,
+    /// items left with nothing cleared; then, in one pass over the candidates, each above the
+    /// smallest listed count takes its place. The smallest listed count only rises in the pass,
+    /// so every candidate left is at most it: the list holds the heaviest `k` of both.
     fn recount(&mut self) {
         for slot in 0..self.list.k() {
-            let counts = self.list.item(slot).map(|item| {
-                let width = self.shape.width;
-                let mut buffer = [0; PREFETCH_BUCKETS];
-                let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
-                let index_of = |row| row_index(rows, item, row, width);
-                let current = self.generations.current().map_or(0, |current| {
-                    current.value.buckets.estimate(fingerprint, self.shape.depth, index_of)
-                });
-                (current, saturated(self.older_estimates(fingerprint, index_of)))
-            });
-            match counts {
-                Some((current, older)) if current > 0 || older > 0 => {
-                    self.list.set_count(slot, current.saturating_add(older));
-                    self.list.set_spare(slot, older);
-                }
-                _ => self.list.clear(slot),
-            }
+            let counts = self.list.item(slot).map(|item| self.counts_of(item));
+            recount_slot(&mut self.list, slot, counts);
+            let counts = self.candidates.item(slot).map(|item| self.counts_of(item));
+            recount_slot(&mut self.candidates, slot, counts);
         }
         self.list.heapify();
+        for slot in 0..self.candidates.k() {
+            if self.candidates.count(slot) > self.list.min() {
+                self.list.exchange(0, &mut self.candidates, slot);
+                self.list.sift_down(0);
+            }
+        }
+        self.candidates.heapify();
+    }
+
+    /// The item's estimate in the current generation and its estimates in the older ones,
+    /// summed.
+    fn counts_of(&self, item: &[u8]) -> (u32, u32) {
+        let width = self.shape.width;
+        let mut buffer = [0; PREFETCH_BUCKETS];
+        let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
+        let index_of = |row| row_index(rows, item, row, width);
+        let current = self
+            .generations
+            .current()
+            .map_or(0, |current| current.value.buckets.estimate(fingerprint, self.shape.depth, index_of));
+        (current, saturated(self.older_estimates(fingerprint, index_of)))
     }
 
     /// Whether a rotation to `now_ms` would close or drop a generation.
@@ -264,13 +308,14 @@ impl WindowTopK {
         let room =
             self.schedule().max_live_generations() as usize * std::mem::size_of::<Stamped<Generation>>();
         let buckets: usize = self.generations.iter().map(|generation| generation.value.memory_bytes()).sum();
-        REDISBLOOM_HEADER_BYTES + self.list.bytes.len() + room + buckets
+        REDISBLOOM_HEADER_BYTES + self.list.bytes.len() + self.candidates.bytes.len() + room + buckets
     }
 
     /// A copy, which continues the same decay draws; `None` when there is no memory for it.
     pub fn try_clone(&self) -> Option<WindowTopK> {
         Some(WindowTopK {
             list: self.list.try_clone()?,
+            candidates: self.candidates.try_clone()?,
             generations: self.generations.try_map(Generation::try_clone).ok()?,
             ..*self
         })
@@ -290,6 +335,37 @@ fn open_current<'g>(
     })
 }
 
+/// Notes an item that is not listed as a candidate at its `window` count: updated where it
+/// is one, else in place of the smallest candidate when it is heavier. A candidate whose copy
+/// cannot be allocated is left out: it only narrows what a later rotation may list.
+fn note_candidate(candidates: &mut Heap, item: &[u8], fingerprint: u32, window: u32, older: u32) {
+    if window <= candidates.min() {
+        return;
+    }
+    if let Some(slot) = candidates.find(item, fingerprint) {
+        candidates.set_spare(slot, older);
+        candidates.update(slot, window);
+    } else {
+        let _ = candidates.replace_min(item, fingerprint, window, older);
+    }
+}
+
+/// Sets a slot's recounted (current, older) counts, or clears it when the item has none left.
+fn recount_slot(heap: &mut Heap, slot: usize, counts: Option<(u32, u32)>) {
+    match counts {
+        Some((current, older)) if current > 0 || older > 0 => {
+            heap.set_count(slot, current.saturating_add(older));
+            heap.set_spare(slot, older);
+        }
+        _ => heap.clear(slot),
+    }
+}
+
+/// The bytes of the list and the candidates, `k` slots each.
+pub(super) fn lists_bytes(k: u64) -> Option<u64> {
+    list_bytes(k).and_then(|bytes| bytes.checked_mul(2))
+}
+
 /// Whether the list and as many generations of this shape as the schedule keeps alive fit
 /// in `max_bytes`: what a creation and a load are held to, so that later adds, which open
 /// generations, never take a sketch past the budget.
@@ -297,7 +373,7 @@ pub(super) fn fits(shape: &Shape, schedule: &Schedule, max_bytes: usize) -> bool
     let generations = Buckets::bytes_for(shape)
         .and_then(|bytes| bytes.checked_mul(u64::from(schedule.max_live_generations())));
     let bytes = generations
-        .zip(list_bytes(u64::from(shape.k())))
+        .zip(lists_bytes(u64::from(shape.k())))
         .and_then(|(generations, list)| generations.checked_add(list));
     bytes.is_some_and(|bytes| bytes <= max_bytes as u64 && isize::try_from(bytes).is_ok())
 }

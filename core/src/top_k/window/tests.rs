@@ -49,7 +49,7 @@ fn record(sketch: &impl Persistent) -> Record {
 }
 
 fn reload(sketch: &WindowTopK) -> WindowTopK {
-    WindowTopK::load_rdb(1, &mut record(sketch), BUDGET).unwrap()
+    WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, &mut record(sketch), BUDGET).unwrap()
 }
 
 proptest! {
@@ -121,7 +121,7 @@ proptest! {
         }
         let mut saved = record(&sketch);
         flip_bits(&mut saved, &flips);
-        if let Ok(mut loaded) = WindowTopK::load_rdb(1, &mut saved, BUDGET) {
+        if let Ok(mut loaded) = WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, &mut saved, BUDGET) {
             let now = T0 + 11 * stream.len() as u64;
             let _ = (loaded.list(Some(now)).unwrap(), loaded.count(b"i1", Some(now)), loaded.query(b"i2", None));
             for (index, &(item, increment)) in stream.iter().enumerate() {
@@ -177,6 +177,94 @@ fn window_counts_sum_the_generations_and_the_list_follows_them() {
     assert_eq!(sketch.count(b"a", None), 5);
 }
 
+/// The next item of a stream whose ten heavy items change with the `phase`: half the adds go
+/// to the phase's heavy items, weighted 10 to 1, the rest to a tail of 5000 items.
+fn phased_item(random: &mut u64, phase: u64) -> String {
+    *random ^= *random << 13;
+    *random ^= *random >> 7;
+    *random ^= *random << 17;
+    if random.is_multiple_of(2) {
+        let mut rank = *random / 2 % 55;
+        let heavy = (0..10)
+            .find(|&heavy| {
+                rank < 10 - heavy || {
+                    rank -= 10 - heavy;
+                    false
+                }
+            })
+            .unwrap_or(0);
+        format!("heavy{phase}:{heavy}")
+    } else {
+        format!("tail:{}", *random / 2 % 5000)
+    }
+}
+
+/// Heavy hitters that change faster than the window: phases of a quarter window (one span),
+/// read at many instants. An item heavy in a phase whose list was full of heavier items
+/// (listed from earlier phases) is left out when it is added; once those expire, the next
+/// rotation lists it from the candidates. The windowed list holds the top k of what its
+/// generations hold (the items of the live spans) as well as a plain sketch fed those items
+/// (both 9.975 of 10 on average); without the candidates it held 8.5.
+#[test]
+fn heavy_hitters_of_phases_shorter_than_the_window_are_listed_once_heavier_ones_expire() {
+    const K: usize = 10;
+    let (window_ms, span) = (10_000, 2_500);
+    let mut window = windowed(K as u64, 200, 5, window_ms, 4);
+    let mut stream: Vec<(u64, String)> = Vec::new();
+    let mut random = 0x2545_f491_4f6c_dd1du64;
+    let (mut windowed_found, mut plain_found, mut instants) = (0usize, 0usize, 0usize);
+    for now in T0..T0 + 6 * window_ms {
+        let item = phased_item(&mut random, (now - T0) / span);
+        add_at(&mut window, &item, 1, now);
+        stream.push((now, item));
+        if now < T0 + 2 * window_ms || !(now - T0).is_multiple_of(997) {
+            continue;
+        }
+        // What the live generations hold: the spans that end less than a window ago.
+        let live = stream.iter().filter(|(at, _)| at - at % span + span + window_ms > now);
+        let mut exact = std::collections::HashMap::new();
+        let mut plain = TopK::new(K as u64, 200, 5, 0.9, 2, BUDGET).unwrap();
+        for (_, item) in live {
+            *exact.entry(item.as_str()).or_insert(0u64) += 1;
+            plain.add(item.as_bytes(), 1).unwrap();
+        }
+        let mut ranked: Vec<(&str, u64)> = exact.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let truth: Vec<&str> = ranked.iter().take(K).map(|&(item, _)| item).collect();
+        let found =
+            |listed: Vec<String>| truth.iter().filter(|item| listed.iter().any(|x| x == *item)).count();
+        windowed_found += found(names(&window, Some(now)));
+        let plain_list = plain.list().unwrap();
+        plain_found += found(
+            plain_list
+                .into_iter()
+                .map(|(item, _)| String::from_utf8_lossy(item.unwrap()).into_owned())
+                .collect(),
+        );
+        instants += 1;
+    }
+    let (windowed, plain) = (windowed_found as f64 / instants as f64, plain_found as f64 / instants as f64);
+    assert!(
+        windowed >= 9.5 && windowed >= plain - 0.25,
+        "windowed {windowed} of {K}, plain {plain}, {instants} reads"
+    );
+}
+
+/// A candidate an add left out (expelled here) is listed when the item above it expires.
+#[test]
+fn a_rotation_lists_an_expelled_item_once_the_listed_ones_expire() {
+    let mut sketch = windowed(2, 200, 5, 1000, 4);
+    add_at(&mut sketch, "a", 10, T0);
+    add_at(&mut sketch, "b", 5, T0);
+    add_at(&mut sketch, "b", 3, T0 + 300);
+    assert_eq!(add_at(&mut sketch, "c", 12, T0 + 300).as_deref(), Some("b"));
+    assert_eq!(listed(&sketch, None), [("c".to_string(), 12), ("a".to_string(), 10)]);
+    // The first span's generation expires at T0 + 1250: "a" has nothing left, "b" its 3.
+    sketch.rotate(T0 + 1250);
+    assert_eq!(listed(&sketch, None), [("c".to_string(), 12), ("b".to_string(), 3)]);
+    assert_eq!(record(&reload(&sketch)), record(&sketch));
+}
+
 /// Heavy hitters that change: in each phase a new set of items is heavy. At the end of the
 /// last phase, longer than the window, the windowed sketch finds the window's true top k as
 /// well as a plain sketch fed only the window's items, and a plain sketch fed the whole
@@ -194,25 +282,7 @@ fn the_windows_heavy_hitters_are_found_when_they_change() {
     let mut random = 0x2545_f491_4f6c_dd1du64;
     for now in T0..end {
         let phase = phase_ends.iter().position(|&phase_end| now - T0 < phase_end).unwrap_or(0);
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        // Half the adds go to the phase's ten heavy items, weighted 10 to 1; the rest to a
-        // tail of 5000 items.
-        let item = if random.is_multiple_of(2) {
-            let mut rank = (random / 2 % 55) as usize;
-            let heavy = (0..K)
-                .find(|&heavy| {
-                    rank < K - heavy || {
-                        rank -= K - heavy;
-                        false
-                    }
-                })
-                .unwrap_or(0);
-            format!("heavy{phase}:{heavy}")
-        } else {
-            format!("tail:{}", random / 2 % 5000)
-        };
+        let item = phased_item(&mut random, phase as u64);
         add_at(&mut window, &item, 1, now);
         whole.add(item.as_bytes(), 1).unwrap();
         if now >= end - window_ms {
@@ -263,9 +333,10 @@ fn reserve_checks_the_plain_parameters_and_the_budget_of_every_generation() {
     let new = |k, width, depth, decay, budget| WindowTopK::new((k, width, depth, decay), schedule, 0, budget);
     assert!(matches!(new(0, 8, 7, 0.9, BUDGET), Err(SizeError::Invalid(Parameter::K))));
     assert!(matches!(new(1, 8, 7, 1.5, BUDGET), Err(SizeError::Invalid(Parameter::Decay))));
-    // Five generations of 100 x 10 buckets and the list: 40,000 + 100 x 40 bytes.
-    assert!(matches!(new(100, 100, 10, 0.9, 43_999), Err(SizeError::TooLarge)));
-    assert!(new(100, 100, 10, 0.9, 44_000).is_ok());
+    // Five generations of 100 x 10 buckets, the list and the candidates: 40,000 + 2 x 100 x 40
+    // bytes.
+    assert!(matches!(new(100, 100, 10, 0.9, 47_999), Err(SizeError::TooLarge)));
+    assert!(new(100, 100, 10, 0.9, 48_000).is_ok());
     assert!(matches!(
         new(1, u64::from(u32::MAX), u64::from(u32::MAX), 0.9, BUDGET),
         Err(SizeError::TooLarge)
@@ -281,11 +352,15 @@ fn the_record_round_trips_and_hostile_ones_are_refused() {
     let saved = record(&sketch);
     assert_eq!(record(&reload(&sketch)), saved);
     let malformed = |record: &mut Record| {
-        matches!(WindowTopK::load_rdb(1, record, BUDGET), Err(DecodeError::Malformed(_)))
+        matches!(
+            WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, record, BUDGET),
+            Err(DecodeError::Malformed(_))
+        )
     };
     assert!(matches!(WindowTopK::load_rdb(0, &mut saved.clone(), BUDGET), Err(DecodeError::Malformed(_))));
-    // Fields: k, width, depth, decay, seed, list slots, 3 items, window, generations, current
-    // start, count, then (start, generator, buckets) per generation.
+    // Fields: k, width, depth, decay, seed, list slots, 3 items, candidate slots, 3 items,
+    // window, generations, current start, count, then (start, generator, buckets) per
+    // generation.
     let at = |index: usize, value: RecordValue| {
         let mut record = saved.clone();
         record.0[index] = value;
@@ -297,27 +372,46 @@ fn the_record_round_trips_and_hostile_ones_are_refused() {
         (3, RecordValue::Double(f64::NAN)),
         (5, RecordValue::Bytes(vec![0; 24])),
         (6, RecordValue::Bytes(b"a".to_vec())),
-        (9, RecordValue::Unsigned(0)),
-        (10, RecordValue::Unsigned(65)),
-        (11, RecordValue::Unsigned(T0 + 1)),
-        (12, RecordValue::Unsigned(9)),
-        (13, RecordValue::Unsigned(1)),
-        (15, RecordValue::Bytes(vec![0; 8])),
+        (9, RecordValue::Bytes(vec![0; 24])),
+        (10, RecordValue::Bytes(b"a".to_vec())),
+        (13, RecordValue::Unsigned(0)),
+        (14, RecordValue::Unsigned(65)),
+        (15, RecordValue::Unsigned(T0 + 1)),
+        (16, RecordValue::Unsigned(9)),
+        (17, RecordValue::Unsigned(1)),
+        (19, RecordValue::Bytes(vec![0; 8])),
     ] {
         assert!(malformed(&mut at(index, value.clone())), "{index}: {value:?}");
     }
     let mut short = saved.clone();
     short.0.pop_back();
     assert!(malformed(&mut short));
+    // The first version's record, without the candidates (none here: every item is listed),
+    // loads with none and saves as this version's.
+    let mut first = saved.clone();
+    for _ in 0..4 {
+        first.0.remove(9);
+    }
+    assert!(malformed(&mut first.clone()));
+    assert_eq!(record(&WindowTopK::load_rdb(1, &mut first, BUDGET).unwrap()), saved);
     // Beyond the budget: refused before a generation's buckets are read.
-    assert!(matches!(WindowTopK::load_rdb(1, &mut saved.clone(), 200), Err(DecodeError::TooLarge)));
+    assert!(matches!(
+        WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, &mut saved.clone(), 200),
+        Err(DecodeError::TooLarge)
+    ));
     // A shape whose generations would not fit, even with none alive: its adds would open them.
     let mut empty = Record::default();
     windowed(3, 8, 2, 1000, 4).save_rdb(&mut empty);
     empty.0[1] = RecordValue::Unsigned(1 << 20);
-    assert!(matches!(WindowTopK::load_rdb(1, &mut empty.clone(), BUDGET), Ok(_)));
-    assert!(matches!(WindowTopK::load_rdb(1, &mut empty, 1 << 20), Err(DecodeError::TooLarge)));
+    assert!(matches!(WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, &mut empty.clone(), BUDGET), Ok(_)));
+    assert!(matches!(
+        WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, &mut empty, 1 << 20),
+        Err(DecodeError::TooLarge)
+    ));
     let mut huge = at(1, RecordValue::Unsigned(u64::from(u32::MAX)));
     huge.0[2] = RecordValue::Unsigned(u64::from(u32::MAX));
-    assert!(matches!(WindowTopK::load_rdb(1, &mut huge, BUDGET), Err(DecodeError::TooLarge)));
+    assert!(matches!(
+        WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, &mut huge, BUDGET),
+        Err(DecodeError::TooLarge)
+    ));
 }
