@@ -201,6 +201,21 @@ impl Heap {
         }
     }
 
+    /// Restores the heap order around a slot whose count changed either way: up towards the
+    /// root while its parent is larger, then down. The windowed list's candidates keep a
+    /// true min-heap this way; RedisBloom's own lists only ever sift down.
+    pub(super) fn resift(&mut self, mut slot: usize) {
+        while slot > 0 {
+            let parent = (slot - 1) / 2;
+            if self.count(parent) <= self.count(slot) {
+                break;
+            }
+            self.swap_slots(parent, slot);
+            slot = parent;
+        }
+        self.sift_down(slot);
+    }
+
     /// Makes the whole array a min-heap again, after counts changed in any direction.
     pub(super) fn heapify(&mut self) {
         for slot in (0..self.k() / 2).rev() {

@@ -38,6 +38,12 @@ impl Persistent for WindowTopK {
         } else {
             Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?
         };
+        let both = (0..candidates.k()).any(|slot| {
+            candidates.item(slot).is_some_and(|item| list.find(item, candidates.fingerprint(slot)).is_some())
+        });
+        if both {
+            return Err(DecodeError::Malformed("an item both listed and a candidate"));
+        }
         let generation_bytes = Buckets::bytes_for(&shape).ok_or(DecodeError::TooLarge)?;
         let generations = Generations::load(source, |source| {
             used = used.saturating_add(generation_bytes);

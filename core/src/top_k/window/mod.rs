@@ -18,8 +18,9 @@
 //!   command answers. While the window has a single generation, this is the plain sketch's add,
 //!   slot for slot.
 //! - **Candidates**: an item an add leaves out of the list, or expels from it, is kept in a
-//!   second heap of `k` (`candidates`), the heaviest such items by their window count at their
-//!   last add; no item is in both.
+//!   second heap of `k` (`candidates`), the heaviest such items by the window count they were
+//!   noted with (at that add, or at their expulsion); no item is in both. A read by a master
+//!   between an expiry and its rotation leaves them out: they are listed by the rotation.
 //! - **A rotation** that closes or drops a generation counts every listed item and candidate
 //!   again in the generations left, clears the items left with nothing, restores the heaps,
 //!   and lets each candidate heavier than the smallest listed count take its place: the list

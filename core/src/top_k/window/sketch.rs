@@ -1,4 +1,5 @@
-//! The windowed sketch: generations of buckets, one list of the window's heavy hitters.
+//! The windowed sketch: generations of buckets, one list of the window's heavy hitters and
+//! its candidates.
 
 use super::super::buckets::{fingerprint, hashed_in_batches, row_index, rows_of, Buckets, PREFETCH_BUCKETS};
 use super::super::decay::{Decay, Rng};
@@ -43,8 +44,9 @@ pub struct WindowTopK {
     /// generations.
     pub(super) list: Heap,
     /// The items a rotation may list in place of those whose counts expired: the heaviest of
-    /// the items an add left out of the list or expelled from it, each with its window count
-    /// and older count as of its last add or rotation. No item is in both.
+    /// the items an add left out of the list or expelled from it, each with the window count
+    /// and older count it was noted with (at an add that left it out above the smallest
+    /// candidate, its expulsion, or a rotation). A min-heap; no item is in both.
     pub(super) candidates: Heap,
     pub(super) generations: Generations<Generation>,
 }
@@ -53,7 +55,8 @@ impl WindowTopK {
     /// An empty sketch keeping the window's `k` heaviest items, each generation `depth` rows
     /// of `width` counters decaying at `decay`. Its parameters are checked as the plain
     /// sketch's; refused when the list and as many generations as can be alive would not fit
-    /// in `max_bytes`. Only the list and the room for the generations are allocated.
+    /// in `max_bytes`. Only the list, the candidates and the room for the generations are
+    /// allocated.
     pub fn new(
         (k, width, depth, decay): (u64, u64, u64, f64),
         schedule: Schedule,
@@ -180,16 +183,25 @@ impl WindowTopK {
     /// Lists the item (not listed) in place of the smallest listed one, which becomes a
     /// candidate, and answers it; the item is no candidate any more.
     fn enter(&mut self, item: &[u8], fingerprint: u32, window: u32, older: u32) -> Expelled {
-        let smallest = (self.list.fingerprint(0), self.list.min(), self.list.spare(0));
-        let expelled = self.list.replace_min(item, fingerprint, window, older)?;
-        if let Some(slot) = self.candidates.find(item, fingerprint) {
-            self.candidates.clear(slot);
-            self.candidates.heapify();
-        }
-        if let Some(expelled) = &expelled {
-            let (fingerprint, window, older) = smallest;
-            note_candidate(&mut self.candidates, expelled, fingerprint, window, older);
-        }
+        let Some(slot) = self.candidates.find(item, fingerprint) else {
+            let smallest = (self.list.fingerprint(0), self.list.min(), self.list.spare(0));
+            let expelled = self.list.replace_min(item, fingerprint, window, older)?;
+            if let Some(expelled) = &expelled {
+                let (fingerprint, window, older) = smallest;
+                note_new_candidate(&mut self.candidates, expelled, fingerprint, window, older);
+            }
+            return Ok(expelled);
+        };
+        // A candidate enters: it and the smallest listed entry change places, strings and all.
+        let expelled = match self.list.item(0) {
+            Some(smallest) => Some(copied(smallest)?),
+            None => None,
+        };
+        self.list.exchange(0, &mut self.candidates, slot);
+        self.list.set_count(0, window);
+        self.list.set_spare(0, older);
+        self.list.sift_down(0);
+        self.candidates.resift(slot);
         Ok(expelled)
     }
 
@@ -302,8 +314,8 @@ impl WindowTopK {
     }
 
     /// What MEMORY USAGE answers, counted as the plain sketch's figure: one header, the
-    /// list's slots, each live generation's buckets, and the room kept for generations (not
-    /// the item strings).
+    /// list's and the candidates' slots, each live generation's buckets, and the room kept for
+    /// generations (not the item strings).
     pub fn memory_bytes(&self) -> usize {
         let room =
             self.schedule().max_live_generations() as usize * std::mem::size_of::<Stamped<Generation>>();
@@ -335,19 +347,37 @@ fn open_current<'g>(
     })
 }
 
-/// Notes an item that is not listed as a candidate at its `window` count: updated where it
-/// is one, else in place of the smallest candidate when it is heavier. A candidate whose copy
-/// cannot be allocated is left out: it only narrows what a later rotation may list.
+/// Notes an item that is not listed as a candidate at its `window` count, when that is above
+/// the smallest candidate's: updated where it is one, else in place of the smallest.
 fn note_candidate(candidates: &mut Heap, item: &[u8], fingerprint: u32, window: u32, older: u32) {
     if window <= candidates.min() {
         return;
     }
-    if let Some(slot) = candidates.find(item, fingerprint) {
-        candidates.set_spare(slot, older);
-        candidates.update(slot, window);
-    } else {
+    match candidates.find(item, fingerprint) {
+        Some(slot) => {
+            candidates.set_count(slot, window);
+            candidates.set_spare(slot, older);
+            candidates.resift(slot);
+        }
+        None => note_new_candidate(candidates, item, fingerprint, window, older),
+    }
+}
+
+/// Notes an item that is no candidate (nor listed) in place of the smallest candidate, when
+/// heavier. A candidate whose copy cannot be allocated is left out: it only narrows what a
+/// later rotation may list.
+fn note_new_candidate(candidates: &mut Heap, item: &[u8], fingerprint: u32, window: u32, older: u32) {
+    if window > candidates.min() {
         let _ = candidates.replace_min(item, fingerprint, window, older);
     }
+}
+
+/// An owned copy of an item, allocated without aborting.
+fn copied(item: &[u8]) -> Result<Vec<u8>, AllocationFailed> {
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(item.len()).map_err(|_| AllocationFailed)?;
+    copy.extend_from_slice(item);
+    Ok(copy)
 }
 
 /// Sets a slot's recounted (current, older) counts, or clears it when the item has none left.
@@ -366,7 +396,8 @@ pub(super) fn lists_bytes(k: u64) -> Option<u64> {
     list_bytes(k).and_then(|bytes| bytes.checked_mul(2))
 }
 
-/// Whether the list and as many generations of this shape as the schedule keeps alive fit
+/// Whether the list, the candidates and as many generations of this shape as the schedule
+/// keeps alive fit
 /// in `max_bytes`: what a creation and a load are held to, so that later adds, which open
 /// generations, never take a sketch past the budget.
 pub(super) fn fits(shape: &Shape, schedule: &Schedule, max_bytes: usize) -> bool {

@@ -386,6 +386,18 @@ fn the_record_round_trips_and_hostile_ones_are_refused() {
     let mut short = saved.clone();
     short.0.pop_back();
     assert!(malformed(&mut short));
+    // An item both listed and a candidate: a rotation would list it twice.
+    let mut twice = windowed(3, 8, 2, 1000, 4);
+    add_at(&mut twice, "x", 3, T0);
+    add_at(&mut twice, "y", 1, T0);
+    let mut record_of_twice = record(&twice);
+    let (list_slots, list_items) =
+        (record_of_twice.0[5].clone(), [6, 7, 8].map(|i| record_of_twice.0[i].clone()));
+    record_of_twice.0[9] = list_slots;
+    for (offset, item) in list_items.into_iter().enumerate() {
+        record_of_twice.0[10 + offset] = item;
+    }
+    assert!(malformed(&mut record_of_twice));
     // The first version's record, without the candidates (none here: every item is listed),
     // loads with none and saves as this version's.
     let mut first = saved.clone();
