@@ -2,9 +2,11 @@
 //! the window's heavy hitters found when they change, and memory handed back while the key
 //! is idle.
 
-use super::{assert_counted, assert_forgotten, forget_after, names, sleep_until, write, MARGIN};
+use super::{
+    assert_counted, assert_forgotten, forget_after, listed, names, query, sleep_until, write, MARGIN,
+};
 use crate::harness::*;
-use redis::Connection;
+use redis::{Connection, Value};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,36 @@ fn counts_are_kept_for_the_window_and_forgotten_after() {
     // The list takes new items as a fresh one does.
     ok(&mut con, &["TOPK.ADD", "w", "again"]);
     assert_eq!(names(&mut con, "w"), ["again"]);
+}
+
+/// An item left out of a full list (here expelled) is listed by the rotation that drops the
+/// heavier item's generation, with no add of its own, as a plain list fed only the window's
+/// items lists it.
+#[test]
+fn an_item_left_out_is_listed_once_heavier_ones_expire() {
+    const SPAN: u64 = 500;
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["TOPK.RESERVE", "t", "2", "200", "5", "0.9", "WINDOW", "2000", "GENERATIONS", "4"]);
+    // Spans are on a grid from the epoch: start at one, with a span of margin on each side.
+    let first = (now_ms() / SPAN + 1) * SPAN;
+    let until = |at_ms: u64| std::thread::sleep(Duration::from_millis(at_ms.saturating_sub(now_ms())));
+    until(first + 20);
+    ok(&mut con, &["TOPK.INCRBY", "t", "a", "10", "b", "5"]);
+    until(first + SPAN + 20);
+    let Value::Array(expelled) = ok(&mut con, &["TOPK.INCRBY", "t", "b", "3", "c", "12"]) else {
+        panic!("TOPK.INCRBY")
+    };
+    assert_eq!(expelled[1], Value::BulkString(b"b".to_vec()), "c takes b's place");
+    assert_eq!(names(&mut con, "t"), ["c", "a"]);
+    assert!(now_ms() < first + 2 * SPAN, "the adds fell in two spans");
+    // The first span's generation expires at its end and a window more; the second's a span
+    // later. A write between the two rotates.
+    until(first + SPAN + 2000 + 20);
+    ok(&mut con, &["TOPK.ADD", "t", "z"]);
+    assert_eq!(listed(&mut con, "t"), [("c".to_string(), 12), ("b".to_string(), 3)]);
+    assert!(query(&mut con, "t", "b"));
+    assert!(now_ms() < first + 2 * SPAN + 2000, "read before the second span expired");
 }
 
 /// Half of each batch goes to ten heavy items weighted 10 to 1, the rest to a tail of 2000.
