@@ -250,6 +250,21 @@ impl Heap {
         (0..group_start).rev().find(|&slot| self.fingerprints[slot] == fingerprint && holds(slot))
     }
 
+    /// Whether every slot holding an item has that item's fingerprint (by `fingerprint_of`) and
+    /// length, and every other slot is empty: what the windowed list's heaps always hold, so
+    /// that [`find`](Self::find) finds every item they hold.
+    pub(super) fn slots_match_items(&self, fingerprint_of: impl Fn(&[u8]) -> u32) -> bool {
+        (0..self.k()).all(|slot| match self.item(slot) {
+            Some(item) => {
+                self.fingerprints[slot] == fingerprint_of(item)
+                    && u64::from(self.field(slot, SLOT_LENGTH)) == item.len() as u64
+            }
+            None => [SLOT_FINGERPRINT, SLOT_LENGTH, SLOT_COUNT, SLOT_SPARE]
+                .iter()
+                .all(|&field| self.field(slot, field) == 0),
+        })
+    }
+
     /// Sets a slot's count, leaving the heap order to the caller.
     pub(super) fn set_count(&mut self, slot: usize, count: u32) {
         self.set_field(slot, SLOT_COUNT, count);

@@ -2,17 +2,38 @@
 //! field by field, each generation's buckets held to what is left of the budget before they
 //! are read.
 
-use super::super::buckets::Buckets;
+use super::super::buckets::{fingerprint, Buckets};
 use super::super::decay::{Decay, Rng};
 use super::super::encoding::{load_shape, save_shape, Kept};
 use super::super::heap::Heap;
 use super::sketch::{fits, lists_bytes, Generation, WindowTopK};
 use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 use crate::window::Generations;
+use std::collections::HashSet;
 
 /// The first version's record, without candidates: what a list saved by an earlier version of
 /// this module holds (it loads with none, and a rotation lists only its own items again).
 const FIRST_VERSION: i32 = 1;
+
+/// What adds and rotations keep and lookups rely on: each slot's fingerprint and length its
+/// item's, and no item twice, listed or a candidate. A record holding otherwise would let a
+/// later add list an item twice, or leave it both listed and a candidate, and its next save be
+/// one that no load takes back.
+fn check_heaps(list: &Heap, candidates: &Heap) -> Result<(), DecodeError> {
+    if !list.slots_match_items(fingerprint) || !candidates.slots_match_items(fingerprint) {
+        return Err(DecodeError::Malformed("a slot whose fields are not its item's"));
+    }
+    let mut seen = HashSet::new();
+    seen.try_reserve(list.k() + candidates.k()).map_err(|_| DecodeError::OutOfMemory)?;
+    for heap in [list, candidates] {
+        for item in (0..heap.k()).filter_map(|slot| heap.item(slot)) {
+            if !seen.insert(item) {
+                return Err(DecodeError::Malformed("an item held twice"));
+            }
+        }
+    }
+    Ok(())
+}
 
 impl Persistent for WindowTopK {
     const ENCODING_VERSION: i32 = 2;
@@ -38,12 +59,7 @@ impl Persistent for WindowTopK {
         } else {
             Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?
         };
-        let both = (0..candidates.k()).any(|slot| {
-            candidates.item(slot).is_some_and(|item| list.find(item, candidates.fingerprint(slot)).is_some())
-        });
-        if both {
-            return Err(DecodeError::Malformed("an item both listed and a candidate"));
-        }
+        check_heaps(&list, &candidates)?;
         let generation_bytes = Buckets::bytes_for(&shape).ok_or(DecodeError::TooLarge)?;
         let generations = Generations::load(source, |source| {
             used = used.saturating_add(generation_bytes);

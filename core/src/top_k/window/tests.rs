@@ -398,6 +398,24 @@ fn the_record_round_trips_and_hostile_ones_are_refused() {
         record_of_twice.0[10 + offset] = item;
     }
     assert!(malformed(&mut record_of_twice));
+    // A candidate whose slot says another length than its item's: lookups would miss it, and
+    // an add list it while it stays a candidate.
+    let mut left_out = windowed(2, 200, 5, 1000, 4);
+    add_at(&mut left_out, "a", 10, T0);
+    add_at(&mut left_out, "b", 5, T0);
+    add_at(&mut left_out, "c", 12, T0 + 300);
+    let mut record_of_left_out = record(&left_out);
+    assert_eq!(
+        WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, &mut record_of_left_out.clone(), BUDGET)
+            .map(|loaded| record(&loaded))
+            .ok(),
+        Some(record_of_left_out.clone())
+    );
+    let RecordValue::Bytes(slots) = &mut record_of_left_out.0[8] else { panic!("the candidates' slots") };
+    for slot in slots.chunks_exact_mut(24).filter(|slot| slot[4] == 1) {
+        slot[4] = 2;
+    }
+    assert!(malformed(&mut record_of_left_out));
     // The first version's record, without the candidates (none here: every item is listed),
     // loads with none and saves as this version's.
     let mut first = saved.clone();
