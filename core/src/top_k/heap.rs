@@ -216,10 +216,30 @@ impl Heap {
         self.sift_down(slot);
     }
 
-    /// Makes the whole array a min-heap again, after counts changed in any direction.
+    /// Makes the whole array a min-heap again, after counts changed in any direction (the
+    /// windowed list's recount). An entry moves below a child only when the child is strictly
+    /// smaller: RedisBloom's sift-down also moves a parent past an equal child, which over the
+    /// empty slots of a large, mostly empty list walked every run of zeros to the bottom.
     pub(super) fn heapify(&mut self) {
-        for slot in (0..self.k() / 2).rev() {
-            self.sift_down(slot);
+        let len = self.k();
+        for start in (0..len / 2).rev() {
+            let mut parent = start;
+            loop {
+                let child = 2 * parent + 1;
+                if child >= len {
+                    break;
+                }
+                let smaller = if child + 1 < len && self.count(child + 1) < self.count(child) {
+                    child + 1
+                } else {
+                    child
+                };
+                if self.count(smaller) >= self.count(parent) {
+                    break;
+                }
+                self.swap_slots(parent, smaller);
+                parent = smaller;
+            }
         }
     }
 

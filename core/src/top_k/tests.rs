@@ -646,6 +646,37 @@ proptest! {
     }
 }
 
+proptest! {
+    /// `heapify` after counts changed anywhere makes a min-heap of the same entries.
+    #[test]
+    fn heapify_makes_a_min_heap_of_the_same_entries(
+        k in 1u64..60,
+        counts in prop::collection::vec(0u32..8, 1..60),
+        changes in prop::collection::vec((any::<prop::sample::Index>(), 0u32..8), 0..60),
+    ) {
+        let mut heap = heap::Heap::try_new(k, 0).unwrap();
+        for (index, &count) in counts.iter().enumerate() {
+            let _ = heap.replace_min(&[index as u8], index as u32, count, 0);
+        }
+        for (slot, count) in changes {
+            let slot = slot.index(heap.k());
+            heap.set_count(slot, count);
+        }
+        let entries = |heap: &heap::Heap| {
+            let mut entries: Vec<_> =
+                (0..heap.k()).map(|slot| (heap.item(slot).map(<[u8]>::to_vec), heap.count(slot))).collect();
+            entries.sort();
+            entries
+        };
+        let before = entries(&heap);
+        heap.heapify();
+        prop_assert_eq!(entries(&heap), before);
+        for child in 1..heap.k() {
+            prop_assert!(heap.count((child - 1) / 2) <= heap.count(child), "{}", child);
+        }
+    }
+}
+
 /// The heap through its record: what a load rebuilds its fingerprints from.
 fn reload_heap(heap: &heap::Heap, k: u64) -> heap::Heap {
     let mut saved = Record::default();

@@ -237,10 +237,13 @@ impl WindowTopK {
     /// so every candidate left is at most it: the list holds the heaviest `k` of both.
     fn recount(&mut self) {
         for slot in 0..self.list.k() {
-            let counts = self.list.item(slot).map(|item| self.counts_of(item));
-            recount_slot(&mut self.list, slot, counts);
-            let counts = self.candidates.item(slot).map(|item| self.counts_of(item));
-            recount_slot(&mut self.candidates, slot, counts);
+            // Slots without an item are empty already (loads check it): nothing to write.
+            if let Some(counts) = self.list.item(slot).map(|item| self.counts_of(item)) {
+                recount_slot(&mut self.list, slot, counts);
+            }
+            if let Some(counts) = self.candidates.item(slot).map(|item| self.counts_of(item)) {
+                recount_slot(&mut self.candidates, slot, counts);
+            }
         }
         self.list.heapify();
         for slot in 0..self.candidates.k() {
@@ -381,13 +384,12 @@ fn copied(item: &[u8]) -> Result<Vec<u8>, AllocationFailed> {
 }
 
 /// Sets a slot's recounted (current, older) counts, or clears it when the item has none left.
-fn recount_slot(heap: &mut Heap, slot: usize, counts: Option<(u32, u32)>) {
-    match counts {
-        Some((current, older)) if current > 0 || older > 0 => {
-            heap.set_count(slot, current.saturating_add(older));
-            heap.set_spare(slot, older);
-        }
-        _ => heap.clear(slot),
+fn recount_slot(heap: &mut Heap, slot: usize, (current, older): (u32, u32)) {
+    if current > 0 || older > 0 {
+        heap.set_count(slot, current.saturating_add(older));
+        heap.set_spare(slot, older);
+    } else {
+        heap.clear(slot);
     }
 }
 
