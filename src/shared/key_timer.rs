@@ -18,7 +18,7 @@
 
 use super::call::Call;
 use super::datatype::guarded;
-use super::keyspace::Key;
+use super::keyspace::{untouched, Key};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::collections::BTreeSet;
@@ -138,7 +138,7 @@ impl KeyTimer {
                 }
                 let key_name = create(ctx, name.as_ptr().cast(), name.len());
                 {
-                    let mut key = Key::open_write(ctx, key_name);
+                    let mut key = Key::open_write_untouched(ctx, key_name);
                     if let Visit::Gone = (self.visit)(ctx, &mut key, key_name) {
                         gone.push((*db, name.clone()));
                     }
@@ -244,9 +244,7 @@ extern "C" fn added(
         // callback returns, and opened without touching its access time, nor (from Redis 7.2
         // on, which has the flag) the keyspace hit count.
         let value_type = unsafe {
-            let supported = raw::RedisModule_GetOpenKeyModesAll.map_or(0, |modes| modes());
-            let no_effects = supported & raw::REDISMODULE_OPEN_KEY_NOEFFECTS as c_int;
-            let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_OPEN_KEY_NOTOUCH) as c_int | no_effects;
+            let mode = untouched(raw::REDISMODULE_READ as c_int);
             let (Some(open), Some(type_of), Some(close)) =
                 (raw::RedisModule_OpenKey, raw::RedisModule_ModuleTypeGetType, raw::RedisModule_CloseKey)
             else {
@@ -287,7 +285,11 @@ extern "C" fn tick(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
     let flags = unsafe { raw::RedisModule_GetContextFlags.map_or(0, |f| f(ctx)) };
     let replica = flags & raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int != 0;
     let loading = flags & raw::REDISMODULE_CTX_FLAGS_LOADING as c_int != 0;
-    if !replica && !loading {
+    // While clients are paused for a failover (CLIENT PAUSE, FAILOVER), a master must send
+    // its replicas nothing: Redis asserts it, and a rotation replicated then took it down.
+    // SAFETY: reading a function pointer Redis set at module load, and calling it.
+    let paused = unsafe { raw::RedisModule_AvoidReplicaTraffic.is_some_and(|avoid| avoid() != 0) };
+    if !replica && !loading && !paused {
         for timer in timers() {
             guarded(format_args!("{} timer", timer.what), (), || timer.visit_batch(ctx));
         }

@@ -7,6 +7,15 @@ use super::metrics;
 use redis_module::raw;
 use std::ffi::{c_int, c_void};
 
+/// `mode` with the flags that leave a key's access time and (where the server has the flag)
+/// its hit count as they were.
+pub fn untouched(mode: c_int) -> c_int {
+    // SAFETY: reading a function pointer Redis set at module load, and calling it.
+    let supported = unsafe { raw::RedisModule_GetOpenKeyModesAll.map_or(0, |modes| modes()) };
+    mode | raw::REDISMODULE_OPEN_KEY_NOTOUCH as c_int
+        | (supported & raw::REDISMODULE_OPEN_KEY_NOEFFECTS as c_int)
+}
+
 /// An open key, closed when dropped.
 pub struct Key {
     key: *mut raw::RedisModuleKey,
@@ -19,6 +28,13 @@ impl Key {
 
     pub fn open_write(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString) -> Key {
         Key::open(ctx, name, (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int)
+    }
+
+    /// Opens a key for writing on the module's own account (a key timer's visit), leaving its
+    /// access time alone and, where the server has the flag (Redis 7.2 and later), the
+    /// keyspace hits: LRU and LFU eviction see an idle key as idle.
+    pub fn open_write_untouched(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString) -> Key {
+        Key::open(ctx, name, untouched((raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int))
     }
 
     fn open(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString, mode: c_int) -> Key {

@@ -118,6 +118,10 @@ pub fn rotate_command<V: Windowed>(call: &Call) -> Result<(), CommandError> {
     if let Some(value) = key.get_mut::<V>()? {
         rotate_to(value, at);
     }
+    // A module command reaches a replica's own AOF only when it says so: without this, the
+    // AOF of a replica held its master's writes but none of its rotations, and a replay (a
+    // restart, or after a promotion) put them all in the wrong spans.
+    call.replicate_verbatim();
     call.reply_ok();
     Ok(())
 }

@@ -15,8 +15,9 @@
 //! RedisBloom, unchanged), [`cluster`], [`config`], [`info_bf`] (the `INFO bf` section),
 //! [`registration`] (how the module presents itself: name, version, types, commands),
 //! [`safety`] (the server under pressure) and [`in_process`] (filters built with
-//! `redbloom-core`, handed to a server by LOADCHUNK); and what the tests of every windowed type
-//! share ([`window`]).
+//! `redbloom-core`, handed to a server by LOADCHUNK); what the tests of every windowed type
+//! share ([`window`]), and every windowed type's rotations on a replica's AOF and under a
+//! client pause ([`window_replicas`]).
 
 mod bloom;
 mod clients;
@@ -30,3 +31,4 @@ mod registration;
 mod safety;
 mod sketches;
 mod window;
+mod window_replicas;

@@ -1,0 +1,112 @@
+//! Every windowed type where the master's rotations meet the server's own machinery: a
+//! replica's AOF keeps them, a master whose clients are paused for a failover holds them back
+//! rather than send its replicas anything, and the timer's visits leave keys idle.
+
+use crate::harness::*;
+use crate::window::wait_for_next_span;
+use std::time::Duration;
+
+const SPAN: u64 = 1000;
+/// One key of each windowed type, a window of ten spans, and a write for each.
+const KEYS: [(&[&str], &[&str]); 4] = [
+    (&["BF.RESERVE", "f", "0.01", "1000", "WINDOW", "10000", "GENERATIONS", "10"], &["BF.ADD", "f"]),
+    (&["CMS.INITBYDIM", "c", "10", "3", "WINDOW", "10000", "GENERATIONS", "10"], &["CMS.INCRBY", "c"]),
+    (
+        &["TOPK.RESERVE", "t", "2", "8", "3", "0.9", "WINDOW", "10000", "GENERATIONS", "10"],
+        &["TOPK.ADD", "t"],
+    ),
+    (&["TDIGEST.CREATE", "d", "WINDOW", "10000", "GENERATIONS", "10"], &["TDIGEST.ADD", "d"]),
+];
+
+fn write_each(con: &mut redis::Connection, round: usize) {
+    for (_, write) in KEYS {
+        let mut args: Vec<String> = write.iter().map(|arg| (*arg).to_string()).collect();
+        match write[0] {
+            "CMS.INCRBY" => args.extend([format!("x{round}"), "1".into()]),
+            "TDIGEST.ADD" => args.push(round.to_string()),
+            _ => args.push(format!("x{round}")),
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(con, &args);
+    }
+}
+
+/// A replica writes its master's rotations (`*.ROTATE`) to its own AOF as it writes the
+/// writes: promoted and reloaded from that AOF, it holds what its master holds. Without them,
+/// a replay put every write in the epoch's span or one generation.
+#[test]
+fn a_replicas_aof_holds_its_masters_rotations() {
+    let master = Server::start();
+    let mut on_master = master.connection();
+    let aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"];
+    let replica_of = ["--replicaof", "127.0.0.1", &master.port.to_string()];
+    let replica = Server::start_with(&[], &[&aof[..], &replica_of[..]].concat());
+    let mut on_replica = replica.connection();
+    wait_in_sync(&mut on_master, &mut on_replica);
+    // The replica's AOF starts with a rewrite once it has synced: its writes follow that.
+    for _ in 0..100 {
+        let busy = ["aof_rewrite_in_progress", "aof_rewrite_scheduled"]
+            .iter()
+            .any(|field| info_field(&mut on_replica, "persistence", field).as_deref() != Some("0"));
+        if !busy {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (create, _) in KEYS {
+        ok(&mut on_master, create);
+    }
+    for round in 0..3 {
+        wait_for_next_span(SPAN, 20);
+        write_each(&mut on_master, round);
+    }
+    let keys: Vec<&str> = KEYS.iter().map(|(create, _)| create[1]).collect();
+    wait_in_sync(&mut on_master, &mut on_replica);
+    let on_the_master: Vec<String> = keys.iter().map(|key| digest(&mut on_master, key)).collect();
+    ok(&mut on_replica, &["REPLICAOF", "NO", "ONE"]);
+    ok(&mut on_replica, &["DEBUG", "LOADAOF"]);
+    let replayed: Vec<String> = keys.iter().map(|key| digest(&mut on_replica, key)).collect();
+    assert!(now_ms() % SPAN < SPAN - 100, "compared within the last write's span");
+    assert_eq!(replayed, on_the_master, "{keys:?} replayed from the replica's AOF");
+}
+
+/// A master whose clients are paused for a failover (CLIENT PAUSE WRITE, FAILOVER) must send
+/// its replicas and its AOF nothing: Redis asserts it, and a rotation its timer replicated
+/// then took the server down. The timer waits for the pause to end, then rotates.
+#[test]
+fn a_paused_master_rotates_nothing_until_its_clients_resume() {
+    let master = Server::start_with(&[], &["--appendonly", "yes"]);
+    let mut con = master.connection();
+    ok(&mut con, &["CMS.INITBYDIM", "w", "10", "3", "WINDOW", "200", "GENERATIONS", "4"]);
+    ok(&mut con, &["CMS.INCRBY", "w", "a", "1"]);
+    let rotations = |server: &Server| {
+        let aof = aof_bytes(server);
+        aof.windows(b"CMS.ROTATE".len()).filter(|window| window == b"CMS.ROTATE").count()
+    };
+    ok(&mut con, &["CLIENT", "PAUSE", "1000", "WRITE"]);
+    let before = rotations(&master);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(ok(&mut con, &["PING"]), redis::Value::SimpleString("PONG".into()), "alive in the pause");
+    assert_eq!(rotations(&master), before, "nothing rotated while clients were paused");
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(rotations(&master) > before, "the timer rotated once the pause ended");
+}
+
+/// The timer's visits leave keys as idle as they are: LRU and LFU eviction must see an idle
+/// windowed key as idle, and master and replica agree on it.
+#[test]
+fn the_timers_visits_leave_idle_keys_idle() {
+    let server = Server::start();
+    let mut con = server.connection();
+    for (create, _) in KEYS {
+        ok(&mut con, create);
+    }
+    write_each(&mut con, 0);
+    std::thread::sleep(Duration::from_millis(2300));
+    for (create, _) in KEYS {
+        let Ok(redis::Value::Int(idle)) = call(&mut con, &["OBJECT", "IDLETIME", create[1]]) else {
+            panic!("OBJECT IDLETIME {}", create[1])
+        };
+        assert!(idle >= 2, "{} idle {idle} s after 2.3 s of visits", create[1]);
+    }
+}
