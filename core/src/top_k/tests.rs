@@ -619,6 +619,15 @@ proptest! {
     }
 }
 
+/// A heap of `k` slots that took an item of each count in turn, in place of its smallest.
+fn heap_of(k: u64, counts: &[u32]) -> heap::Heap {
+    let mut heap = heap::Heap::try_new(k, 0).unwrap();
+    for (index, &count) in counts.iter().enumerate() {
+        let _ = heap.replace_min(&[index as u8], index as u32, count, 0);
+    }
+    heap
+}
+
 proptest! {
     /// A heap kept by `resift` after counts change either way stays a min-heap, holding the
     /// same entries (what the windowed list's candidates need: a true smallest).
@@ -628,10 +637,7 @@ proptest! {
         counts in prop::collection::vec(0u32..100, 1..40),
         changes in prop::collection::vec((any::<prop::sample::Index>(), 0u32..100), 1..60),
     ) {
-        let mut heap = heap::Heap::try_new(k, 0).unwrap();
-        for (index, &count) in counts.iter().enumerate() {
-            let _ = heap.replace_min(&[index as u8], index as u32, count, 0);
-        }
+        let mut heap = heap_of(k, &counts);
         for (slot, count) in changes {
             let slot = slot.index(heap.k());
             let item = heap.item(slot).map(<[u8]>::to_vec);
@@ -654,10 +660,7 @@ proptest! {
         counts in prop::collection::vec(0u32..8, 1..60),
         changes in prop::collection::vec((any::<prop::sample::Index>(), 0u32..8), 0..60),
     ) {
-        let mut heap = heap::Heap::try_new(k, 0).unwrap();
-        for (index, &count) in counts.iter().enumerate() {
-            let _ = heap.replace_min(&[index as u8], index as u32, count, 0);
-        }
+        let mut heap = heap_of(k, &counts);
         for (slot, count) in changes {
             let slot = slot.index(heap.k());
             heap.set_count(slot, count);
