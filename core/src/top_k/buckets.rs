@@ -6,6 +6,7 @@ use super::decay::{Decay, Decayed, Rng};
 use super::params::Shape;
 use crate::bytes::{AllocationFailed, ByteArray};
 use crate::murmur::{murmur2, murmur2_each, Columns};
+use crate::window::MAX_GENERATIONS;
 
 /// RedisBloom's `Bucket`: fingerprint, then count.
 const BUCKET_BYTES: usize = 8;
@@ -116,6 +117,10 @@ pub(super) fn hashed_in_batches<'a, S>(
     }
 }
 
+/// The most bucket arrays [`Buckets::summed_estimate`] reads in one walk over the rows: every
+/// generation a window keeps alive.
+const ARRAYS_PER_WALK: usize = MAX_GENERATIONS as usize + 1;
+
 fn read_u32(bytes: &[u8], offset: usize) -> u32 {
     let mut word = [0; 4];
     word.copy_from_slice(&bytes[offset..offset + 4]);
@@ -206,6 +211,37 @@ impl Buckets {
     /// `HeavyKeeper`'s estimate of the item: its largest bucket count, 0 when it holds none.
     pub(super) fn estimate(&self, fingerprint: u32, depth: u32, index_of: impl Fn(u32) -> usize) -> u32 {
         self.counts_of(fingerprint, depth, index_of).max().unwrap_or(0)
+    }
+
+    /// The item's estimates in each of `arrays`, summed. Each row's index is found once for
+    /// every array (a depth beyond [`PREFETCH_BUCKETS`] hashes it), the arrays read a walk's
+    /// worth at a time: a window's generations in one walk.
+    pub(super) fn summed_estimate<'a>(
+        arrays: impl IntoIterator<Item = &'a Buckets>,
+        fingerprint: u32,
+        depth: u32,
+        index_of: impl Fn(u32) -> usize,
+    ) -> u64 {
+        let mut arrays = arrays.into_iter().peekable();
+        let mut sum = 0;
+        while arrays.peek().is_some() {
+            let mut walk: [Option<&Buckets>; ARRAYS_PER_WALK] = [None; ARRAYS_PER_WALK];
+            let mut largest = [0u32; ARRAYS_PER_WALK];
+            for (slot, array) in walk.iter_mut().zip(arrays.by_ref()) {
+                *slot = Some(array);
+            }
+            for row in 0..depth {
+                let index = index_of(row);
+                for (array, largest) in walk.iter().map_while(|array| *array).zip(&mut largest) {
+                    let (owner, count) = array.bucket(index);
+                    if owner == fingerprint {
+                        *largest = (*largest).max(count);
+                    }
+                }
+            }
+            sum += largest.iter().map(|&count| u64::from(count)).sum::<u64>();
+        }
+        sum
     }
 
     pub(super) fn len(&self) -> usize {

@@ -704,3 +704,32 @@ fn rows_hashed_together_are_rows_hashed_alone() {
         }
     }
 }
+
+/// The estimates summed over arrays, each row's index found once for all of them, are the
+/// arrays' estimates summed: deeper than the rows hashed ahead, and over more arrays than one
+/// walk reads.
+#[test]
+fn summed_estimates_are_the_estimates_summed() {
+    let shape = Shape::checked(4, 8, 70, 0.9).unwrap();
+    let powers = decay::Decay::new(0.9);
+    let mut arrays = Vec::new();
+    for array in 0..70u32 {
+        let mut buckets = buckets::Buckets::try_zeroed(&shape).unwrap();
+        let mut rng = decay::Rng(u64::from(array));
+        for item in 0..40u32 {
+            let item = format!("item:{}", (item * 7 + array) % 23);
+            let index_of = |row| buckets::bucket_index(item.as_bytes(), row, 8);
+            let fingerprint = buckets::fingerprint(item.as_bytes());
+            buckets.count(&powers, &mut rng, (fingerprint, 1 + array % 3), 70, index_of);
+        }
+        arrays.push(buckets);
+    }
+    for item in 0..23 {
+        let item = format!("item:{item}");
+        let index_of = |row| buckets::bucket_index(item.as_bytes(), row, 8);
+        let fingerprint = buckets::fingerprint(item.as_bytes());
+        let each: u64 = arrays.iter().map(|array| u64::from(array.estimate(fingerprint, 70, index_of))).sum();
+        assert!(each > 0);
+        assert_eq!(buckets::Buckets::summed_estimate(&arrays, fingerprint, 70, index_of), each, "{item}");
+    }
+}

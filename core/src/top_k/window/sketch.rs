@@ -168,10 +168,7 @@ impl WindowTopK {
             self.list.update(slot, count.saturating_add(older));
             return Ok(None);
         }
-        // Every older generation is read at the same indexes: hashed once.
-        let mut buffer = [0; PREFETCH_BUCKETS];
-        let rows = if rows.is_empty() { rows_of(item, (width, depth), &mut buffer).1 } else { rows };
-        let older = saturated(self.older_estimates(fingerprint, |row| row_index(rows, item, row, width)));
+        let older = saturated(self.older_estimates(fingerprint, index_of));
         let window = count.saturating_add(older);
         if window < self.list.min() {
             note_candidate(&mut self.candidates, item, fingerprint, window, older);
@@ -213,10 +210,8 @@ impl WindowTopK {
 
     /// The item's estimates in the older generations, summed.
     fn older_estimates(&self, fingerprint: u32, index_of: impl Fn(u32) -> usize + Copy) -> u64 {
-        let estimates = self.generations.older().iter();
-        estimates
-            .map(|older| u64::from(older.value.buckets.estimate(fingerprint, self.shape.depth, index_of)))
-            .sum()
+        let older = self.generations.older().iter().map(|older| &older.value.buckets);
+        Buckets::summed_estimate(older, fingerprint, self.shape.depth, index_of)
     }
 
     /// Moves to the time `now_ms` (see [`Generations::rotate`]); when a generation closed or
@@ -281,11 +276,8 @@ impl WindowTopK {
         let mut buffer = [0; PREFETCH_BUCKETS];
         let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
         let index_of = |row| row_index(rows, item, row, width);
-        let live = self.generations.live(now_ms);
-        live.map(|generation| {
-            u64::from(generation.value.buckets.estimate(fingerprint, self.shape.depth, index_of))
-        })
-        .sum()
+        let live = self.generations.live(now_ms).map(|generation| &generation.value.buckets);
+        Buckets::summed_estimate(live, fingerprint, self.shape.depth, index_of)
     }
 
     /// Whether the list is out of date at `now_ms`: a generation expired that no rotation

@@ -156,9 +156,16 @@ fn what_is_older_than_the_window_is_forgotten_read_before_or_after_the_rotation(
     assert_eq!(names(&sketch, None), ["new", "next"]);
 }
 
+/// At any depth: past the rows hashed ahead (64) every row is hashed where it is read.
 #[test]
 fn window_counts_sum_the_generations_and_the_list_follows_them() {
-    let mut sketch = windowed(2, 64, 4, 1000, 4);
+    for depth in [4, 64, 65, 200] {
+        window_counts_sum_the_generations_at(depth);
+    }
+}
+
+fn window_counts_sum_the_generations_at(depth: u64) {
+    let mut sketch = windowed(2, 64, depth, 1000, 4);
     for (at, item, increment) in [(0, "a", 10), (300, "a", 5), (300, "b", 12), (600, "b", 4), (600, "c", 1)] {
         add_at(&mut sketch, item, increment, T0 + at);
     }
