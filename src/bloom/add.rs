@@ -8,7 +8,7 @@ use crate::shared::call::Call;
 use crate::shared::config;
 use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
-use crate::window::rotation::rotate_for_write;
+use crate::window::rotation::{note_if_opening, rotate_for_write};
 use redbloom_core::bloom::window::WindowFilter;
 use redbloom_core::bloom::{Filter, FilterError};
 use std::cell::OnceCell;
@@ -69,6 +69,8 @@ fn add_items(
             // filter's creation, which the replica would then create a span earlier.
             if created.is_none() {
                 rotate_for_write(call, filter);
+            } else {
+                note_if_opening(call, filter);
             }
             add_to(call, filter, first_item, replies, budget)
         }

@@ -4,7 +4,6 @@
 use super::datatype::METRICS;
 use super::held::held;
 use super::parse::{self, Creation};
-use super::window::datatype::TIMER;
 use crate::shared::call::Call;
 use crate::shared::clock::now_ms;
 use crate::shared::config;
@@ -67,7 +66,6 @@ pub fn create(call: &Call, key: &mut Key, creation: &Creation) -> Result<Vec<u8>
     })?;
     let header = filter.encode_header();
     key.store(filter)?;
-    TIMER.note_call_key(call);
     Ok(header)
 }
 

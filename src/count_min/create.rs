@@ -7,7 +7,7 @@ use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
 use crate::window::parse::trailing;
-use crate::window::rotation::created;
+use crate::window::rotation::rotate_to_clock;
 use redbloom_core::count_min::window::WindowedCountMin;
 use redbloom_core::count_min::{dimensions, dimensions_for, CellSize, CountMinSketch, InitError, SizeError};
 use redbloom_core::window::Schedule;
@@ -71,7 +71,7 @@ fn create(
             key.store(sketch)?;
             call.replicate_verbatim();
             let sketch = key.get_mut::<WindowedCountMin>()?.ok_or(CommandError::Internal)?;
-            created(call, sketch);
+            rotate_to_clock(call, sketch);
         }
     }
     call.notify(if parse::is_keyword(call.arg(0), "cms.initbydim") {

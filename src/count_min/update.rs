@@ -10,7 +10,7 @@ use crate::shared::keyspace::Key;
 use crate::shared::metrics;
 use crate::shared::parse;
 use crate::shared::record_type::RecordType;
-use crate::window::rotation::rotate_for_write;
+use crate::window::rotation::{rotate_for_merge, rotate_for_write};
 use redbloom_core::count_min::window::{WindowSource, WindowedCountMin};
 use redbloom_core::count_min::{CountMinSketch, IncrementError, MergeSource};
 
@@ -188,7 +188,7 @@ fn merge_plain(destination: &mut Key, sources: &Sources) -> Result<(), CommandEr
 fn merge_windowed(call: &Call, destination: &mut Key, sources: &Sources) -> Result<(), CommandError> {
     let merged = merge_list(sources, WindowSource::Destination, WindowSource::Sketch)?;
     let sketch = destination.get_mut::<WindowedCountMin>()?.ok_or(CmsError::KeyMissing)?;
-    rotate_for_write(call, sketch);
+    rotate_for_merge(call, sketch);
     let before = sketch.footprint();
     sketch.merge(&merged)?;
     metrics::changed(before, sketch);

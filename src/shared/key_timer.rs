@@ -1,45 +1,92 @@
 //! Keys whose values change with the clock though no command touches them (a windowed value
-//! whose generations expire): each such type has a [`KeyTimer`] that remembers the keys
-//! holding its values and visits them a batch at a time, so that an idle key gives its
-//! expired memory back too. `lib.rs` lists the timers; [`start`] runs them all from one
-//! server timer, on masters only (a replica applies what its master decided).
+//! whose generations expire): each such type has a [`KeyTimer`] that queues the keys holding
+//! its values by the time each is next due and visits those due, so that an idle key gives
+//! its expired memory back too, on time whatever the number of keys that are not due. `lib.rs`
+//! lists the timers; [`start`] runs them all from one server timer, on masters only (a replica
+//! applies what its master decided, and keeps its queues for the day it is promoted).
 //!
-//! A key is noted when a command creates a value in it, when one is loaded into it, and when
-//! one comes to it under a new name (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event).
-//! SWAPDB moves whole databases without a keyspace event: its server event moves the noted
-//! keys with them. A noted name that no longer holds the type is forgotten at its next visit,
-//! so nothing needs to follow deletions.
+//! A key is queued, to be visited at once, when a value is loaded into it, when one comes to
+//! it under a new name (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event) and when one is
+//! merged into it; and for when the generation closes, when a write may open one. A visit
+//! queues the key again for when its value next needs a rotation, or forgets it: the name
+//! holds no value of the type any more, or a value with nothing to expire, which only such a
+//! write changes. So the queue holds every key with a generation for its next rotation or
+//! earlier, and nothing needs to follow deletions. SWAPDB moves
+//! whole databases without a keyspace event: its server event moves the queued keys with them.
 //!
-//! The subscription is made when the first key is noted, and to `new` events alone: a module
+//! The subscription is made when the first key is queued, and to `new` events alone: a module
 //! subscribed to a class of events has Redis build a context for its callback on every event
 //! of that class, which costs a write command of any type about a fifth of its time (every
 //! BF.*, CF.* and sketch write notifies a `generic` event). Until a value of a timed type
 //! exists no event reaches the module, and after, only the creation of a key does.
 
 use super::call::Call;
+use super::clock::now_ms;
 use super::datatype::guarded;
 use super::keyspace::{untouched, Key};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::{c_char, c_int, c_void};
-use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
-/// How often the timers run, and how many keys each visits a run.
+/// How often the timers run.
 const TICK_MS: i64 = 100;
-const KEYS_PER_TICK: usize = 1000;
+/// How long each timer may visit due keys a run (a visit takes a few microseconds): a
+/// backlog of due keys costs commands at most this much latency a tick, about as Redis's own
+/// expiry cycle would, and is worked off at thousands of keys a tick.
+const VISITS_PER_TICK: Duration = Duration::from_millis(5);
+/// Keys taken out of the queue at a time, between looks at the clock.
+const KEYS_PER_TAKE: usize = 64;
 
 /// A key's database and name.
 type NotedKey = (c_int, Vec<u8>);
 
 /// What a visit found in a key.
 pub enum Visit {
-    /// A value of the timer's type: it stays noted.
-    Kept,
-    /// Anything else: the name is forgotten.
-    Gone,
+    /// A value of the timer's type that next needs a visit at this time (ms since the epoch).
+    At(u64),
+    /// Anything else: the name is forgotten until it is queued again.
+    Done,
+}
+
+/// Keys and the time each is due, earliest first; a key at most once.
+#[derive(Default)]
+struct Queue {
+    due_at: HashMap<NotedKey, u64>,
+    by_time: BTreeSet<(u64, NotedKey)>,
+}
+
+impl Queue {
+    /// Queues the key for `at_ms`, or leaves it where it is queued for earlier.
+    fn queue(&mut self, key: NotedKey, at_ms: u64) {
+        match self.due_at.get_mut(&key) {
+            Some(due) if *due <= at_ms => {}
+            Some(due) => {
+                let later = std::mem::replace(due, at_ms);
+                self.by_time.remove(&(later, key.clone()));
+                self.by_time.insert((at_ms, key));
+            }
+            None => {
+                self.by_time.insert((at_ms, key.clone()));
+                self.due_at.insert(key, at_ms);
+            }
+        }
+    }
+
+    /// Takes out up to `most` keys due at `now_ms`, the earliest first.
+    fn take_due(&mut self, now_ms: u64, most: usize) -> Vec<NotedKey> {
+        let mut due = Vec::new();
+        while due.len() < most && self.by_time.first().is_some_and(|(at, _)| *at <= now_ms) {
+            if let Some((_, key)) = self.by_time.pop_first() {
+                self.due_at.remove(&key);
+                due.push(key);
+            }
+        }
+        due
+    }
 }
 
 /// The keys of one type, and what a visit does to each.
@@ -48,9 +95,8 @@ pub struct KeyTimer {
     what: &'static str,
     /// The type of the values it visits.
     data_type: &'static RedisType,
-    keys: Mutex<BTreeSet<NotedKey>>,
-    /// Where the last visit stopped, so that the next goes on from there.
-    next: Mutex<Option<NotedKey>>,
+    /// Made at the first key queued: a `HashMap` cannot be made in a constant.
+    queue: Mutex<Option<Queue>>,
     /// Looks at the (open, writable) key named by the string: due work done, and replicated.
     visit: fn(ctx: *mut raw::RedisModuleCtx, key: &mut Key, name: *mut raw::RedisModuleString) -> Visit,
 }
@@ -61,22 +107,28 @@ impl KeyTimer {
         data_type: &'static RedisType,
         visit: fn(*mut raw::RedisModuleCtx, &mut Key, *mut raw::RedisModuleString) -> Visit,
     ) -> KeyTimer {
-        KeyTimer { what, data_type, keys: Mutex::new(BTreeSet::new()), next: Mutex::new(None), visit }
+        KeyTimer { what, data_type, queue: Mutex::new(None), visit }
     }
 
-    fn note(&self, ctx: *mut raw::RedisModuleCtx, db: c_int, name: &[u8]) {
+    /// Queues the key for a visit at `at_ms`, or earlier where it is queued for earlier.
+    fn note(&self, ctx: *mut raw::RedisModuleCtx, db: c_int, name: &[u8], at_ms: u64) {
         subscribe_once(ctx);
-        if let Ok(mut keys) = self.keys.lock() {
-            keys.insert((db, name.to_vec()));
+        if let Ok(mut queue) = self.queue.lock() {
+            queue.get_or_insert_with(Queue::default).queue((db, name.to_vec()), at_ms);
         }
     }
 
-    /// Notes the key a command just stored a value in.
+    /// Queues the key a command just stored a value in for a visit at once.
     pub fn note_call_key(&self, call: &Call) {
-        self.note(call.context(), call.selected_db(), call.arg(1));
+        self.note_call_key_at(call, now_ms());
     }
 
-    /// Notes the key a value was just loaded into.
+    /// Queues the key a command writes to for a visit at `at_ms` (or earlier).
+    pub fn note_call_key_at(&self, call: &Call, at_ms: u64) {
+        self.note(call.context(), call.selected_db(), call.arg(1), at_ms);
+    }
+
+    /// Queues the key a value was just loaded into.
     pub fn note_loaded(&self, rdb: *mut raw::RedisModuleIO) {
         // SAFETY: a live IO handle; the key name and context it gives live as long as it.
         unsafe {
@@ -89,21 +141,24 @@ impl KeyTimer {
             };
             let name = name_of(rdb);
             if !name.is_null() {
-                self.note(context_of(rdb), db_of(rdb), string_bytes(name.cast_mut()));
+                self.note(context_of(rdb), db_of(rdb), string_bytes(name.cast_mut()), now_ms());
             }
         }
     }
 
-    /// Follows SWAPDB: the keys noted in either database are now in the other.
+    /// Follows SWAPDB: the keys queued in either database are now in the other.
     fn swap_databases(&self, first: c_int, second: c_int) {
-        if let (Ok(mut keys), Ok(mut next)) = (self.keys.lock(), self.next.lock()) {
-            let other = |db| match db {
-                db if db == first => second,
-                db if db == second => first,
-                db => db,
-            };
-            *keys = std::mem::take(&mut *keys).into_iter().map(|(db, name)| (other(db), name)).collect();
-            *next = None;
+        let Ok(mut guard) = self.queue.lock() else { return };
+        let Some(queue) = guard.as_mut() else { return };
+        let other = |db| match db {
+            db if db == first => second,
+            db if db == second => first,
+            db => db,
+        };
+        let by_time = std::mem::take(&mut queue.by_time);
+        *queue = Queue::default();
+        for (at, (db, name)) in by_time {
+            queue.queue((other(db), name), at);
         }
     }
 
@@ -112,15 +167,24 @@ impl KeyTimer {
         value_type == *self.data_type.raw_type.borrow()
     }
 
-    /// Visits up to [`KEYS_PER_TICK`] keys, from where the last visit stopped.
-    fn visit_batch(&self, ctx: *mut raw::RedisModuleCtx) {
-        let batch: Vec<NotedKey> = {
-            let (Ok(keys), Ok(next)) = (self.keys.lock(), self.next.lock()) else { return };
-            match &*next {
-                Some(start) => keys.range(start.clone()..).take(KEYS_PER_TICK).cloned().collect(),
-                None => keys.iter().take(KEYS_PER_TICK).cloned().collect(),
+    /// Visits the keys due now, the earliest first, for [`VISITS_PER_TICK`] at most, and
+    /// queues each again as its visit asks.
+    fn visit_due(&self, ctx: *mut raw::RedisModuleCtx) {
+        let (started, now) = (Instant::now(), now_ms());
+        while started.elapsed() < VISITS_PER_TICK {
+            let due = match self.queue.lock() {
+                Ok(mut queue) => queue.as_mut().map(|queue| queue.take_due(now, KEYS_PER_TAKE)),
+                Err(_) => return,
+            };
+            match due {
+                Some(due) if !due.is_empty() => self.visit_keys(ctx, due),
+                _ => return,
             }
-        };
+        }
+    }
+
+    /// Visits the keys, and queues each again as its visit asks.
+    fn visit_keys(&self, ctx: *mut raw::RedisModuleCtx, keys: Vec<NotedKey>) {
         // SAFETY: reading function pointers Redis set at module load.
         let functions = unsafe {
             (raw::RedisModule_SelectDb, raw::RedisModule_CreateString, raw::RedisModule_FreeString)
@@ -128,31 +192,28 @@ impl KeyTimer {
         let (Some(select), Some(create), Some(free_string)) = functions else {
             return;
         };
-        let mut gone = Vec::new();
-        for (db, name) in &batch {
+        let mut again = Vec::new();
+        for (db, name) in keys {
             // SAFETY: the timer's live context; the string is freed below, after the key.
             unsafe {
-                if select(ctx, *db) != raw::REDISMODULE_OK as c_int {
-                    gone.push((*db, name.clone()));
+                if select(ctx, db) != raw::REDISMODULE_OK as c_int {
                     continue;
                 }
                 let key_name = create(ctx, name.as_ptr().cast(), name.len());
                 {
                     let mut key = Key::open_write_untouched(ctx, key_name);
-                    if let Visit::Gone = (self.visit)(ctx, &mut key, key_name) {
-                        gone.push((*db, name.clone()));
+                    if let Visit::At(at) = (self.visit)(ctx, &mut key, key_name) {
+                        again.push(((db, name), at));
                     }
                 }
                 free_string(ctx, key_name);
             }
         }
-        if let (Ok(mut keys), Ok(mut next)) = (self.keys.lock(), self.next.lock()) {
-            for key in &gone {
-                keys.remove(key);
+        if let Ok(mut queue) = self.queue.lock() {
+            let queue = queue.get_or_insert_with(Queue::default);
+            for (key, at) in again {
+                queue.queue(key, at);
             }
-            *next = batch.last().and_then(|last| {
-                keys.range((Bound::Excluded(last.clone()), Bound::Unbounded)).next().cloned()
-            });
         }
     }
 }
@@ -197,7 +258,7 @@ pub fn start(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static KeyTimer]) {
 }
 
 /// SWAPDB ran (on a master, or replicated to a replica, which may be promoted): every timer's
-/// keys follow their databases.
+/// queued keys follow their databases.
 extern "C" fn databases_swapped(
     _ctx: *mut raw::RedisModuleCtx,
     _event: raw::RedisModuleEvent,
@@ -218,7 +279,7 @@ extern "C" fn databases_swapped(
 
 static SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
-/// Subscribes to `new` events, once: from the first noted key on (see the module comment).
+/// Subscribes to `new` events, once: from the first queued key on (see the module comment).
 fn subscribe_once(ctx: *mut raw::RedisModuleCtx) {
     if ctx.is_null() || SUBSCRIBED.swap(true, Ordering::Relaxed) {
         return;
@@ -231,7 +292,7 @@ fn subscribe_once(ctx: *mut raw::RedisModuleCtx) {
     }
 }
 
-/// A key was added (created, renamed or moved to, copied, restored): noted by the timer whose
+/// A key was added (created, renamed or moved to, copied, restored): queued by the timer whose
 /// type its value is, if any.
 extern "C" fn added(
     ctx: *mut raw::RedisModuleCtx,
@@ -265,7 +326,7 @@ extern "C" fn added(
             // SAFETY: as above; the context's selected database is the event's.
             let (db, name) =
                 unsafe { (raw::RedisModule_GetSelectedDb.map_or(0, |f| f(ctx)), string_bytes(key)) };
-            timer.note(ctx, db, name);
+            timer.note(ctx, db, name, now_ms());
         }
     });
     raw::REDISMODULE_OK as c_int
@@ -291,8 +352,36 @@ extern "C" fn tick(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
     let paused = unsafe { raw::RedisModule_AvoidReplicaTraffic.is_some_and(|avoid| avoid() != 0) };
     if !replica && !loading && !paused {
         for timer in timers() {
-            guarded(format_args!("{} timer", timer.what), (), || timer.visit_batch(ctx));
+            guarded(format_args!("{} timer", timer.what), (), || timer.visit_due(ctx));
         }
     }
     arm(ctx);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(db: c_int, name: &str) -> NotedKey {
+        (db, name.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn keys_come_out_due_earliest_first_each_once() {
+        let mut queue = Queue::default();
+        queue.queue(key(0, "late"), 300);
+        queue.queue(key(0, "early"), 100);
+        queue.queue(key(1, "early"), 200);
+        // Queued again: earlier moves it, later leaves it.
+        queue.queue(key(0, "late"), 150);
+        queue.queue(key(0, "early"), 250);
+        assert_eq!(queue.take_due(99, 10), []);
+        assert_eq!(queue.take_due(1000, 2), [key(0, "early"), key(0, "late")]);
+        assert_eq!(queue.take_due(199, 10), []);
+        assert_eq!(queue.take_due(200, 10), [key(1, "early")]);
+        assert!(queue.due_at.is_empty() && queue.by_time.is_empty());
+        // Taken out, a key is queued anew at any time.
+        queue.queue(key(0, "early"), 900);
+        assert_eq!(queue.take_due(900, 10), [key(0, "early")]);
+    }
 }

@@ -22,7 +22,7 @@ use crate::shared::keyspace::Key;
 use crate::shared::metrics::{self, Measured};
 use crate::shared::parse::is_keyword;
 use crate::window::parse::trailing;
-use crate::window::rotation::{created, free, rotate_for_write};
+use crate::window::rotation::{free, rotate_for_merge, rotate_for_write, rotate_to_clock};
 use redbloom_core::decode::Persistent;
 use redbloom_core::t_digest::{
     AddError, MergeError, SizeError, TDigest, WindowMergeError, WindowTDigest, DEFAULT_COMPRESSION,
@@ -65,7 +65,7 @@ pub fn create(call: &Call) -> Result<(), CommandError> {
             // rotation to the master's clock.
             call.replicate_verbatim();
             if let Some(digest) = key.get_mut::<WindowTDigest>()? {
-                created(call, digest);
+                rotate_to_clock(call, digest);
             }
         }
     }
@@ -249,7 +249,7 @@ fn merge_windowed(
             return Err(TDigestError::PlainIntoWindowed.into());
         }
     }
-    rotate_for_write(call, destination.get_mut::<WindowTDigest>()?.ok_or(TDigestError::KeyMissing)?);
+    rotate_for_merge(call, destination.get_mut::<WindowTDigest>()?.ok_or(TDigestError::KeyMissing)?);
     let kept = destination.get::<WindowTDigest>()?.ok_or(TDigestError::KeyMissing)?;
     let mut sources: Vec<&WindowTDigest> = Vec::with_capacity(keys.len());
     for key in keys {

@@ -6,7 +6,7 @@ use super::held::held;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse::{self, is_keyword};
-use crate::window::{parse::trailing, rotation::created};
+use crate::window::{parse::trailing, rotation::rotate_to_clock};
 use redbloom_core::murmur::murmur64a;
 use redbloom_core::top_k::window::WindowTopK;
 use redbloom_core::top_k::{Parameter, SizeError, TopK, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
@@ -67,7 +67,7 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
             key.store(sketch)?;
             call.replicate_verbatim();
             let sketch = key.get_mut::<WindowTopK>()?.ok_or(CommandError::Internal)?;
-            created(call, sketch);
+            rotate_to_clock(call, sketch);
         }
     }
     call.notify(c"topk.reserve");

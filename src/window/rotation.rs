@@ -32,8 +32,12 @@ pub trait Windowed: RecordType {
     /// value), handing what expired to [`free`]; whether anything changed.
     fn rotate(&mut self, at_ms: u64) -> bool;
 
-    /// Whether a rotation to `now_ms` would close or drop a generation.
-    fn needs_rotation(&self, now_ms: u64) -> bool;
+    /// When a rotation will next close or drop a generation; `None` when there is none.
+    fn next_rotation_ms(&self) -> Option<u64>;
+
+    /// When the current span's generation closes, while no write has opened it; `None` once
+    /// it is open.
+    fn unopened_closes_ms(&self) -> Option<u64>;
 
     /// Whether some generation has expired at `now_ms` though no rotation dropped it yet:
     /// only then does a read by that clock answer otherwise than a read of every generation.
@@ -79,9 +83,35 @@ pub fn read_time<V: Windowed>(call: &Call, value: &V) -> Option<u64> {
     decides(call).then(now_ms)
 }
 
-/// Before a write on a master, and after the creation of a value (which starts at the epoch
-/// everywhere): the rotation its clock asks for, replicated ahead of the write.
+/// Before a write: the key queued for its type's timer for when the current span's
+/// generation closes, if no write has opened it yet (this one may). The queue then holds
+/// every key with a generation no later than its next rotation: a visit queues it for its
+/// next one, and only writes that open a generation, and merges, make an earlier one.
+pub fn note_if_opening<V: Windowed>(call: &Call, value: &V) {
+    if let Some(closes) = value.unopened_closes_ms() {
+        V::timer().note_call_key_at(call, closes);
+    }
+}
+
+/// Before a write: on a master the rotation its clock asks for, replicated ahead of the
+/// write, then [`note_if_opening`].
 pub fn rotate_for_write<V: Windowed>(call: &Call, value: &mut V) {
+    rotate_to_clock(call, value);
+    note_if_opening(call, value);
+}
+
+/// Before a merge into the value: the rotation of [`rotate_for_write`], and the key queued for
+/// a visit at once, since the sources' generations may expire before any the value holds.
+pub fn rotate_for_merge<V: Windowed>(call: &Call, value: &mut V) {
+    V::timer().note_call_key(call);
+    rotate_to_clock(call, value);
+}
+
+/// On a master, the rotation its clock asks for, replicated: before a write, and after the
+/// creation of a value (a sketch's INITBY..., RESERVE, CREATE, replicated as it came, so that
+/// the value starts at the epoch's span everywhere), which the timer need not visit until a
+/// write opens a generation.
+pub fn rotate_to_clock<V: Windowed>(call: &Call, value: &mut V) {
     // Nothing to rotate even by a time the clock has not reached: nothing to decide.
     if !value.rotates_at(not_yet_ms()) {
         return;
@@ -95,15 +125,6 @@ pub fn rotate_for_write<V: Windowed>(call: &Call, value: &mut V) {
             );
         }
     }
-}
-
-/// After a command created a windowed value (a sketch's INITBY..., RESERVE, CREATE, replicated
-/// as it came, so that the value starts at the epoch's span everywhere): its key noted for the
-/// type's timer, and the value rotated to the master's clock, the rotation replicated after the
-/// command.
-pub fn created<V: Windowed>(call: &Call, value: &mut V) {
-    V::timer().note_call_key(call);
-    rotate_for_write(call, value);
 }
 
 /// `<FAMILY>.ROTATE key at_ms`: a master's rotation, applied as it was decided; refused from
@@ -128,17 +149,19 @@ pub fn rotate_command<V: Windowed>(call: &Call) -> Result<(), CommandError> {
 
 /// What a type's `KeyTimer` does to each key it visits: rotates a value that is due and
 /// replicates the rotation, so that memory of expired generations comes back even from keys
-/// no command touches, and their readers on a replica stop seeing them.
+/// no command touches, and their readers on a replica stop seeing them; then asks for the
+/// next visit when the next rotation is due (none for a value left without a generation:
+/// a write that opens one queues the key again).
 pub fn visit<V: Windowed>(
     ctx: *mut raw::RedisModuleCtx,
     key: &mut Key,
     name: *mut raw::RedisModuleString,
 ) -> Visit {
     let Ok(Some(value)) = key.get_mut::<V>() else {
-        return Visit::Gone;
+        return Visit::Done;
     };
     let now = now_ms();
-    if value.needs_rotation(now) && rotate_to(value, now) {
+    if value.next_rotation_ms().is_some_and(|next| now >= next) && rotate_to(value, now) {
         let at = now.to_string();
         // SAFETY: the timer's live context and key; "sb" is a string and a buffer with its length.
         unsafe {
@@ -147,5 +170,6 @@ pub fn visit<V: Windowed>(
             }
         }
     }
-    Visit::Kept
+    // Later than now even where no rotation moves past the clock (a time beyond any clock).
+    value.next_rotation_ms().map_or(Visit::Done, |next| Visit::At(next.max(now + 1)))
 }

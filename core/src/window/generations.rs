@@ -190,6 +190,12 @@ impl<T> Generations<T> {
         }
     }
 
+    /// When the current span's generation closes, while no write has opened it: the rotation
+    /// a write that opens it makes due. `None` once it is open.
+    pub fn unopened_closes_ms(&self) -> Option<u64> {
+        self.current.is_none().then(|| self.current_start_ms.saturating_add(self.schedule.span_ms()))
+    }
+
     /// Whether a rotation to `now_ms` would close or drop a generation: what a timer asks to
     /// return the memory of expired writes on keys that receive no commands.
     pub fn needs_rotation(&self, now_ms: u64) -> bool {

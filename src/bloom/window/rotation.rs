@@ -23,8 +23,12 @@ impl Windowed for WindowFilter {
         changed
     }
 
-    fn needs_rotation(&self, now_ms: u64) -> bool {
-        WindowFilter::needs_rotation(self, now_ms)
+    fn next_rotation_ms(&self) -> Option<u64> {
+        WindowFilter::next_rotation_ms(self)
+    }
+
+    fn unopened_closes_ms(&self) -> Option<u64> {
+        WindowFilter::unopened_closes_ms(self)
     }
 
     fn holds_expired(&self, now_ms: u64) -> bool {

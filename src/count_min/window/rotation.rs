@@ -23,8 +23,12 @@ impl Windowed for WindowedCountMin {
         rotated.changed
     }
 
-    fn needs_rotation(&self, now_ms: u64) -> bool {
-        WindowedCountMin::needs_rotation(self, now_ms)
+    fn next_rotation_ms(&self) -> Option<u64> {
+        WindowedCountMin::next_rotation_ms(self)
+    }
+
+    fn unopened_closes_ms(&self) -> Option<u64> {
+        WindowedCountMin::unopened_closes_ms(self)
     }
 
     fn holds_expired(&self, now_ms: u64) -> bool {

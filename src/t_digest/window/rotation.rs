@@ -25,8 +25,12 @@ impl Windowed for WindowTDigest {
         changed
     }
 
-    fn needs_rotation(&self, now_ms: u64) -> bool {
-        WindowTDigest::needs_rotation(self, now_ms)
+    fn next_rotation_ms(&self) -> Option<u64> {
+        WindowTDigest::next_rotation_ms(self)
+    }
+
+    fn unopened_closes_ms(&self) -> Option<u64> {
+        WindowTDigest::unopened_closes_ms(self)
     }
 
     fn holds_expired(&self, now_ms: u64) -> bool {

@@ -149,6 +149,12 @@ impl WindowFilter {
         self.generations.next_rotation_ms()
     }
 
+    /// When the current span's generation closes, while no write has opened it
+    /// ([`Generations::unopened_closes_ms`](crate::window::Generations::unopened_closes_ms)).
+    pub fn unopened_closes_ms(&self) -> Option<u64> {
+        self.generations.unopened_closes_ms()
+    }
+
     /// Whether [`rotate`](Self::rotate) to `at_ms` would change anything: move the current
     /// span on, or drop a generation. Cheaper than a rotation's bookkeeping, which most writes
     /// need none of.
@@ -160,12 +166,6 @@ impl WindowFilter {
     /// none has, a read at that time answers as a read of every generation.
     pub fn holds_expired(&self, at_ms: u64) -> bool {
         self.generations.holds_expired(at_ms)
-    }
-
-    /// Whether a rotation to `now_ms` would close or drop a generation: what a timer asks to
-    /// return the memory of expired items on keys that receive no commands.
-    pub fn needs_rotation(&self, now_ms: u64) -> bool {
-        self.generations.needs_rotation(now_ms)
     }
 
     /// Adds an item to the current span, which the caller has rotated to its clock.

@@ -264,9 +264,16 @@ impl WindowTopK {
         (current, saturated(self.older_estimates(fingerprint, index_of)))
     }
 
-    /// Whether a rotation to `now_ms` would close or drop a generation.
-    pub fn needs_rotation(&self, now_ms: u64) -> bool {
-        self.generations.needs_rotation(now_ms)
+    /// When a rotation will next close or drop a generation; `None` when there is no
+    /// generation ([`Generations::next_rotation_ms`](crate::window::Generations::next_rotation_ms)).
+    pub fn next_rotation_ms(&self) -> Option<u64> {
+        self.generations.next_rotation_ms()
+    }
+
+    /// When the current span's generation closes, while no write has opened it
+    /// ([`Generations::unopened_closes_ms`](crate::window::Generations::unopened_closes_ms)).
+    pub fn unopened_closes_ms(&self) -> Option<u64> {
+        self.generations.unopened_closes_ms()
     }
 
     /// The item's window count: its estimates summed over the generations live at `now_ms`
