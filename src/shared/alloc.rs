@@ -24,8 +24,14 @@ const ROUNDED_ALIGN: usize = 16;
 /// walk per lookup on top of the cache miss; on 2 MiB pages its page tables fit in cache.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// The allocator's own functions, as Redis exports them. `TryAlloc` and `TryCalloc` are
-/// missing on older servers; `Alloc` and `Free` are always there once the module is loaded.
+/// The allocator's own functions, as Redis exports them. `TryAlloc` is missing before Redis
+/// 7.0 and `TryCalloc` before 7.4; `Alloc`, `Calloc` and `Free` are always there once the
+/// module is loaded. Where `TryCalloc` is missing, zeroed blocks below [`LAZY_ZEROING_FROM`]
+/// come from `Calloc`, which aborts where memory runs out as the server's own allocations
+/// do (the large ones, whose size a client chooses, stay fallible: `TryAlloc`, zeroed
+/// lazily). Allocated and written by hand instead, every page of a new value was touched at
+/// its creation: a 56 KB Count-Min sketch took 35 µs to create on 7.0, against 2.5 µs in
+/// RedisBloom, whose `Calloc` leaves the allocator's fresh pages to the kernel to zero.
 struct RedisFunctions {
     allocate: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
     allocate_zeroed: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
@@ -37,7 +43,7 @@ fn redis_functions() -> RedisFunctions {
     unsafe {
         RedisFunctions {
             allocate: raw::RedisModule_TryAlloc.or(raw::RedisModule_Alloc),
-            allocate_zeroed: raw::RedisModule_TryCalloc,
+            allocate_zeroed: raw::RedisModule_TryCalloc.or(raw::RedisModule_Calloc),
             free: raw::RedisModule_Free,
         }
     }
@@ -195,8 +201,9 @@ fn forget_huge_page_advice(pointer: *mut u8, size: usize) {
     }
 }
 
-/// An over-aligned allocation: `align` extra bytes, the returned pointer moved up to the
-/// alignment, and the pointer Redis gave stored in the word just before it.
+/// An over-aligned allocation: `align` and a word extra, the returned pointer moved up to
+/// the alignment by `align - shortfall` bytes (at least a word), and the shortfall stored in
+/// the word just before it.
 const HEADER: usize = std::mem::size_of::<usize>();
 
 unsafe fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
@@ -214,7 +221,13 @@ unsafe fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
         }
         let offset = (base as usize + HEADER).next_multiple_of(layout.align()) - base as usize;
         let aligned = base.add(offset);
-        aligned.sub(HEADER).cast::<usize>().write_unaligned(base as usize);
+        // 0 for a block the allocator aligned already (jemalloc aligns its large blocks to
+        // pages): a zeroed block holds it, and leaving it unwritten leaves a fresh page
+        // untouched. Writing it made every new sketch fault a page in at its creation.
+        let shortfall = layout.align() - offset;
+        if shortfall != 0 || !zeroed {
+            aligned.sub(HEADER).cast::<usize>().write_unaligned(shortfall);
+        }
         aligned
     }
 }
@@ -225,8 +238,7 @@ unsafe impl GlobalAlloc for RedisFallibleAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // Large blocks are zeroed lazily (`zero_lazily`); small ones by calloc where the
-        // server has TryCalloc (7.4 and later), else here.
+        // Large blocks are zeroed lazily (`zero_lazily`); small ones by calloc.
         unsafe { allocate(layout, true) }
     }
 
@@ -239,9 +251,10 @@ unsafe impl GlobalAlloc for RedisFallibleAlloc {
                 forget_huge_page_advice(pointer, layout.size().next_multiple_of(layout.align()));
                 free(pointer.cast());
             } else {
-                let base = pointer.sub(HEADER).cast::<usize>().read_unaligned();
-                forget_huge_page_advice(base as *mut u8, layout.size() + layout.align() + HEADER);
-                free(base as *mut c_void);
+                let shortfall = pointer.sub(HEADER).cast::<usize>().read_unaligned();
+                let base = pointer.sub(layout.align() - shortfall);
+                forget_huge_page_advice(base, layout.size() + layout.align() + HEADER);
+                free(base.cast());
             }
         }
     }
