@@ -4,7 +4,8 @@
 //! (its own, and RedisBloom's kept byte for byte); optionally against another module that
 //! serves BF.* (`--compare-module PATH`); and the sketches (CMS.*, TOPK.*, TDIGEST.*)
 //! against RedisBloom, interleaved in one run (`sketches`), with the t-digest's accuracy
-//! against RedisBloom's on the same streams (`accuracy`); and windowed filters and sketches
+//! against RedisBloom's on the same streams (`accuracy`) and the creation of new keys of
+//! every type (`creation`); and windowed filters and sketches
 //! against plain ones of the same size (`window` and a `window_*` file per sketch).
 //!
 //! Server-side cost comes from INFO commandstats (`usec_per_call`), which the client's own speed
@@ -14,6 +15,7 @@ mod accuracy;
 #[path = "../../tests/it/harness.rs"]
 #[allow(dead_code)] // the bench uses only part of the tests' harness
 mod common;
+mod creation;
 mod cuckoo;
 mod floor;
 mod persistence;
@@ -128,7 +130,9 @@ fn main() {
     }
     if options.sketches != Part::Skip {
         eprintln!("== sketches, redbloom and RedisBloom interleaved");
-        let rows = sketches::run(options.rounds);
+        let mut rows = sketches::run(options.rounds);
+        eprintln!("== creations of new keys, redbloom and RedisBloom interleaved");
+        rows.extend(creation::run(options.rounds));
         let table = sketches::table(&rows);
         println!("{table}");
         write_beside(&options.json.with_file_name("sketches.md"), &table);
