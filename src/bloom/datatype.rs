@@ -147,6 +147,7 @@ pub static METRICS: Metrics = Metrics::new(Names {
     bytes: c"bytes",
     items: Some(c"items"),
     sub_filters: Some(c"sub_filters"),
+    timed_keys: Some(c"window_timer_keys"),
     adds: c"adds",
     deletes: None,
     lookups: c"lookups",

@@ -16,6 +16,7 @@ pub static METRICS: Metrics = Metrics::new(Names {
     adds: c"cms_increments",
     lookups: c"cms_queries",
     refused_creations: c"cms_refused_creations",
+    timed_keys: Some(c"cms_window_timer_keys"),
     ..Names::SKETCH
 });
 

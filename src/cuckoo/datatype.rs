@@ -120,6 +120,7 @@ pub static METRICS: Metrics = Metrics::new(Names {
     bytes: c"cf_bytes",
     items: Some(c"cf_items"),
     sub_filters: Some(c"cf_sub_filters"),
+    timed_keys: None,
     adds: c"cf_adds",
     deletes: Some(c"cf_deletes"),
     lookups: c"cf_lookups",

@@ -2,8 +2,9 @@
 //! whose generations expire): each such type has a [`KeyTimer`] that queues the keys holding
 //! its values by the time each is next due and visits those due, so that an idle key gives
 //! its expired memory back too, on time whatever the number of keys that are not due. `lib.rs`
-//! lists the timers; [`start`] runs them all from one server timer, on masters only (a replica
-//! applies what its master decided, and keeps its queues for the day it is promoted).
+//! lists the timers; [`start`] runs them all from one server timer. A replica applies what its
+//! master decided: its visits rotate nothing and only forget the names that hold no value of
+//! the type any more, so that its queues follow its keys for the day it is promoted.
 //!
 //! A key is queued, to be visited at once, when a value is loaded into it, when one comes to
 //! it under a new name (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event) and when one is
@@ -24,6 +25,7 @@ use super::call::Call;
 use super::clock::now_ms;
 use super::datatype::guarded;
 use super::keyspace::{untouched, Key};
+use super::metrics::Metrics;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::collections::{BTreeSet, HashMap};
@@ -40,6 +42,10 @@ const TICK_MS: i64 = 100;
 const VISITS_PER_TICK: Duration = Duration::from_millis(5);
 /// Keys taken out of the queue at a time, between looks at the clock.
 const KEYS_PER_TAKE: usize = 64;
+/// How long a replica waits before it looks at a key again: it rotates nothing, and looks
+/// only to forget deleted keys, so that its queues follow its keys for the day it is
+/// promoted.
+const REPLICA_REVISIT_MS: u64 = 1000;
 
 /// A key's database and name.
 type NotedKey = (c_int, Vec<u8>);
@@ -95,26 +101,37 @@ pub struct KeyTimer {
     what: &'static str,
     /// The type of the values it visits.
     data_type: &'static RedisType,
+    /// Where INFO finds how many keys are queued.
+    metrics: &'static Metrics,
     /// Made at the first key queued: a `HashMap` cannot be made in a constant.
     queue: Mutex<Option<Queue>>,
     /// Looks at the (open, writable) key named by the string: due work done, and replicated.
-    visit: fn(ctx: *mut raw::RedisModuleCtx, key: &mut Key, name: *mut raw::RedisModuleString) -> Visit,
+    /// `rotates` is false on a replica, whose master decides: the visit only looks.
+    visit: fn(
+        ctx: *mut raw::RedisModuleCtx,
+        key: &mut Key,
+        name: *mut raw::RedisModuleString,
+        rotates: bool,
+    ) -> Visit,
 }
 
 impl KeyTimer {
     pub const fn new(
         what: &'static str,
         data_type: &'static RedisType,
-        visit: fn(*mut raw::RedisModuleCtx, &mut Key, *mut raw::RedisModuleString) -> Visit,
+        metrics: &'static Metrics,
+        visit: fn(*mut raw::RedisModuleCtx, &mut Key, *mut raw::RedisModuleString, bool) -> Visit,
     ) -> KeyTimer {
-        KeyTimer { what, data_type, queue: Mutex::new(None), visit }
+        KeyTimer { what, data_type, metrics, queue: Mutex::new(None), visit }
     }
 
     /// Queues the key for a visit at `at_ms`, or earlier where it is queued for earlier.
     fn note(&self, ctx: *mut raw::RedisModuleCtx, db: c_int, name: &[u8], at_ms: u64) {
         subscribe_once(ctx);
         if let Ok(mut queue) = self.queue.lock() {
-            queue.get_or_insert_with(Queue::default).queue((db, name.to_vec()), at_ms);
+            let queue = queue.get_or_insert_with(Queue::default);
+            queue.queue((db, name.to_vec()), at_ms);
+            self.metrics.set_timed_keys(queue.due_at.len());
         }
     }
 
@@ -168,8 +185,9 @@ impl KeyTimer {
     }
 
     /// Visits the keys due now, the earliest first, for [`VISITS_PER_TICK`] at most, and
-    /// queues each again as its visit asks.
-    fn visit_due(&self, ctx: *mut raw::RedisModuleCtx) {
+    /// queues each again as its visit asks; on a replica (`rotates` false), only to forget
+    /// the names that hold no value of the type any more.
+    fn visit_due(&self, ctx: *mut raw::RedisModuleCtx, rotates: bool) {
         let (started, now) = (Instant::now(), now_ms());
         while started.elapsed() < VISITS_PER_TICK {
             let due = match self.queue.lock() {
@@ -177,14 +195,16 @@ impl KeyTimer {
                 Err(_) => return,
             };
             match due {
-                Some(due) if !due.is_empty() => self.visit_keys(ctx, due),
+                Some(due) if !due.is_empty() => self.visit_keys(ctx, due, rotates),
                 _ => return,
             }
         }
     }
 
-    /// Visits the keys, and queues each again as its visit asks.
-    fn visit_keys(&self, ctx: *mut raw::RedisModuleCtx, keys: Vec<NotedKey>) {
+    /// Visits the keys, and queues each again as its visit asks: on a replica a second on
+    /// at the soonest, since its master's rotations, not its clock, move its values on.
+    fn visit_keys(&self, ctx: *mut raw::RedisModuleCtx, keys: Vec<NotedKey>, rotates: bool) {
+        let soonest = if rotates { 0 } else { now_ms().saturating_add(REPLICA_REVISIT_MS) };
         // SAFETY: reading function pointers Redis set at module load.
         let functions = unsafe {
             (raw::RedisModule_SelectDb, raw::RedisModule_CreateString, raw::RedisModule_FreeString)
@@ -202,8 +222,8 @@ impl KeyTimer {
                 let key_name = create(ctx, name.as_ptr().cast(), name.len());
                 {
                     let mut key = Key::open_write_untouched(ctx, key_name);
-                    if let Visit::At(at) = (self.visit)(ctx, &mut key, key_name) {
-                        again.push(((db, name), at));
+                    if let Visit::At(at) = (self.visit)(ctx, &mut key, key_name, rotates) {
+                        again.push(((db, name), at.max(soonest)));
                     }
                 }
                 free_string(ctx, key_name);
@@ -214,6 +234,7 @@ impl KeyTimer {
             for (key, at) in again {
                 queue.queue(key, at);
             }
+            self.metrics.set_timed_keys(queue.due_at.len());
         }
     }
 }
@@ -350,9 +371,9 @@ extern "C" fn tick(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
     // its replicas nothing: Redis asserts it, and a rotation replicated then took it down.
     // SAFETY: reading a function pointer Redis set at module load, and calling it.
     let paused = unsafe { raw::RedisModule_AvoidReplicaTraffic.is_some_and(|avoid| avoid() != 0) };
-    if !replica && !loading && !paused {
+    if !loading && !paused {
         for timer in timers() {
-            guarded(format_args!("{} timer", timer.what), (), || timer.visit_due(ctx));
+            guarded(format_args!("{} timer", timer.what), (), || timer.visit_due(ctx, !replica));
         }
     }
     arm(ctx);

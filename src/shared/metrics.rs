@@ -20,6 +20,7 @@ pub struct Metrics {
     bytes: AtomicI64,
     items: AtomicI64,
     sub_filters: AtomicI64,
+    timed_keys: AtomicI64,
     adds: AtomicU64,
     deletes: AtomicU64,
     lookups: AtomicU64,
@@ -68,6 +69,7 @@ impl Metrics {
             bytes: AtomicI64::new(0),
             items: AtomicI64::new(0),
             sub_filters: AtomicI64::new(0),
+            timed_keys: AtomicI64::new(0),
             adds: AtomicU64::new(0),
             deletes: AtomicU64::new(0),
             lookups: AtomicU64::new(0),
@@ -115,6 +117,11 @@ impl Metrics {
     pub fn count_refused_creation(&self) {
         bump(&self.refused_creations, 1);
     }
+
+    /// The keys the family's windowed type's timer has queued now.
+    pub fn set_timed_keys(&self, keys: usize) {
+        self.timed_keys.store(i64::try_from(keys).unwrap_or(i64::MAX), Ordering::Relaxed);
+    }
 }
 
 /// Adds `by` to a counter that only Redis's main thread writes (see the module's comment).
@@ -133,6 +140,9 @@ pub struct Names {
     pub items: Option<&'static CStr>,
     /// Their sub-filters, where a value grows by adding some (a gauge).
     pub sub_filters: Option<&'static CStr>,
+    /// The keys the timer of the family's windowed type has queued (a gauge), where it has
+    /// one.
+    pub timed_keys: Option<&'static CStr>,
     pub adds: &'static CStr,
     pub deletes: Option<&'static CStr>,
     pub lookups: &'static CStr,
@@ -152,6 +162,7 @@ impl Names {
         bytes: c"",
         items: None,
         sub_filters: None,
+        timed_keys: None,
         adds: c"",
         deletes: None,
         lookups: c"",
@@ -195,6 +206,7 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) 
                 (Some(names.bytes), &metrics.bytes),
                 (names.items, &metrics.items),
                 (names.sub_filters, &metrics.sub_filters),
+                (names.timed_keys, &metrics.timed_keys),
             ];
             for (name, gauge) in gauges {
                 if let Some(name) = name {

@@ -18,6 +18,7 @@ pub static METRICS: Metrics = Metrics::new(Names {
     adds: c"tdigest_adds",
     lookups: c"tdigest_queries",
     refused_creations: c"tdigest_refused_creations",
+    timed_keys: Some(c"tdigest_window_timer_keys"),
     ..Names::SKETCH
 });
 

@@ -16,6 +16,7 @@ pub static METRICS: Metrics = Metrics::new(Names {
     adds: c"topk_adds",
     lookups: c"topk_queries",
     refused_creations: c"topk_refused_creations",
+    timed_keys: Some(c"topk_window_timer_keys"),
     ..Names::SKETCH
 });
 

@@ -147,21 +147,23 @@ pub fn rotate_command<V: Windowed>(call: &Call) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// What a type's `KeyTimer` does to each key it visits: rotates a value that is due and
-/// replicates the rotation, so that memory of expired generations comes back even from keys
-/// no command touches, and their readers on a replica stop seeing them; then asks for the
-/// next visit when the next rotation is due (none for a value left without a generation:
-/// a write that opens one queues the key again).
+/// What a type's `KeyTimer` does to each key it visits: on a master (`rotates`), rotates a
+/// value that is due and replicates the rotation, so that memory of expired generations comes
+/// back even from keys no command touches, and their readers on a replica stop seeing them;
+/// then asks for the next visit when the next rotation is due (none for a value left without
+/// a generation: a write that opens one queues the key again).
 pub fn visit<V: Windowed>(
     ctx: *mut raw::RedisModuleCtx,
     key: &mut Key,
     name: *mut raw::RedisModuleString,
+    rotates: bool,
 ) -> Visit {
     let Ok(Some(value)) = key.get_mut::<V>() else {
         return Visit::Done;
     };
     let now = now_ms();
-    if value.next_rotation_ms().is_some_and(|next| now >= next) && rotate_to(value, now) {
+    let due = value.next_rotation_ms().is_some_and(|next| now >= next);
+    if rotates && due && rotate_to(value, now) {
         let at = now.to_string();
         // SAFETY: the timer's live context and key; "sb" is a string and a buffer with its length.
         unsafe {

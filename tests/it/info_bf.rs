@@ -14,11 +14,12 @@ fn info_bf(con: &mut redis::Connection) -> std::collections::HashMap<String, i64
 }
 
 /// The Bloom filters' fields of `INFO bf`, in their order.
-const BLOOM_FIELDS: [&str; 9] = [
+const BLOOM_FIELDS: [&str; 10] = [
     "filters",
     "bytes",
     "items",
     "sub_filters",
+    "window_timer_keys",
     "adds",
     "lookups",
     "lookups_found",
@@ -244,17 +245,20 @@ fn info_bf_lists_every_field_in_its_order() {
         "cf_refused_creations",
         "cms_sketches",
         "cms_bytes",
+        "cms_window_timer_keys",
         "cms_increments",
         "cms_queries",
         "cms_refused_creations",
         "topk_sketches",
         "topk_bytes",
+        "topk_window_timer_keys",
         "topk_adds",
         "topk_queries",
         "topk_refused_creations",
         "tdigest_digests",
         "tdigest_bytes",
         "tdigest_observations",
+        "tdigest_window_timer_keys",
         "tdigest_adds",
         "tdigest_queries",
         "tdigest_refused_creations",

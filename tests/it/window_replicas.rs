@@ -110,3 +110,54 @@ fn the_timers_visits_leave_idle_keys_idle() {
         assert!(idle >= 2, "{} idle {idle} s after 2.3 s of visits", create[1]);
     }
 }
+
+/// The timers' queues follow the keys on the master and on a replica alike: a key is queued
+/// while its value holds a generation and forgotten once none is left, and on a replica,
+/// which rotates nothing, once its master's rotations emptied it (its queues are those a
+/// promotion starts from). `INFO bf` shows each windowed type's queue.
+#[test]
+fn the_timers_queues_follow_the_keys_on_master_and_replica() {
+    const KEYS_PER_TYPE: usize = 50;
+    let master = Server::start();
+    let mut on_master = master.connection();
+    let replica = Server::start_with(&[], &["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut on_replica = replica.connection();
+    wait_in_sync(&mut on_master, &mut on_replica);
+    let fields =
+        ["window_timer_keys", "cms_window_timer_keys", "topk_window_timer_keys", "tdigest_window_timer_keys"];
+    let queued = |con: &mut redis::Connection| -> Vec<i64> {
+        fields
+            .map(|field| {
+                info_field(con, "bf", &format!("bf_{field}")).and_then(|v| v.parse().ok()).unwrap_or(-1)
+            })
+            .to_vec()
+    };
+    assert_eq!(queued(&mut on_master), [0; 4]);
+    for n in 0..KEYS_PER_TYPE {
+        let window = ["WINDOW", "1000", "GENERATIONS", "4"];
+        ok(
+            &mut on_master,
+            &[&["BF.INSERT", &format!("f{n}"), "CAPACITY", "100"][..], &window, &["ITEMS", "x"]].concat(),
+        );
+        ok(&mut on_master, &[&["CMS.INITBYDIM", &format!("c{n}"), "10", "3"][..], &window].concat());
+        ok(&mut on_master, &["CMS.INCRBY", &format!("c{n}"), "x", "1"]);
+        ok(&mut on_master, &[&["TOPK.RESERVE", &format!("t{n}"), "2"][..], &window].concat());
+        ok(&mut on_master, &["TOPK.ADD", &format!("t{n}"), "x"]);
+        ok(&mut on_master, &[&["TDIGEST.CREATE", &format!("d{n}")][..], &window].concat());
+        ok(&mut on_master, &["TDIGEST.ADD", &format!("d{n}"), "1"]);
+    }
+    let written = std::time::Instant::now();
+    wait_in_sync(&mut on_master, &mut on_replica);
+    let all = [KEYS_PER_TYPE as i64; 4];
+    assert_eq!(queued(&mut on_master), all, "every key holds a generation");
+    assert_eq!(queued(&mut on_replica), all, "the replica queues what its master's writes open");
+    // Forgotten within the window and a span, a tick, and the replica's second between looks.
+    let deadline = written + Duration::from_millis(1250 + 200 + 1000 + 1000);
+    for (con, what) in [(&mut on_master, "master"), (&mut on_replica, "replica")] {
+        while queued(con) != [0; 4] {
+            assert!(std::time::Instant::now() < deadline, "{what}: {:?} still queued", queued(con));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    assert_eq!(int(&mut on_replica, &["DBSIZE"]), 4 * KEYS_PER_TYPE as i64, "the keys stay, empty");
+}

@@ -14,7 +14,8 @@ use redis_module::raw;
 pub static WINDOW_TYPE: RedisType = record_type::<WindowFilter>();
 
 /// Visits the keys of windowed filters, so that idle ones rotate too.
-pub static TIMER: KeyTimer = KeyTimer::new("windowed Bloom filter", &WINDOW_TYPE, visit::<WindowFilter>);
+pub static TIMER: KeyTimer =
+    KeyTimer::new("windowed Bloom filter", &WINDOW_TYPE, &METRICS, visit::<WindowFilter>);
 
 impl RecordType for WindowFilter {
     const TYPE_NAME: &'static str = "rbBF-wind";

@@ -15,7 +15,7 @@ pub static WINDOW_TYPE: RedisType = record_type::<WindowedCountMin>();
 
 /// Visits the keys of windowed sketches, so that idle ones rotate too.
 pub static TIMER: KeyTimer =
-    KeyTimer::new("windowed count-min sketch", &WINDOW_TYPE, visit::<WindowedCountMin>);
+    KeyTimer::new("windowed count-min sketch", &WINDOW_TYPE, &METRICS, visit::<WindowedCountMin>);
 
 impl RecordType for WindowedCountMin {
     const TYPE_NAME: &'static str = "rbCMSwind";

@@ -15,7 +15,7 @@ pub static WINDOW_T_DIGEST_TYPE: RedisType = record_type::<WindowTDigest>();
 
 /// Visits the keys of windowed digests, so that idle ones rotate too.
 pub static TIMER: KeyTimer =
-    KeyTimer::new("windowed t-digest", &WINDOW_T_DIGEST_TYPE, visit::<WindowTDigest>);
+    KeyTimer::new("windowed t-digest", &WINDOW_T_DIGEST_TYPE, &METRICS, visit::<WindowTDigest>);
 
 impl RecordType for WindowTDigest {
     const TYPE_NAME: &'static str = "rbTDIGwnd";

@@ -14,7 +14,7 @@ use redis_module::raw;
 pub static WINDOW_TYPE: RedisType = record_type::<WindowTopK>();
 
 /// Visits the keys of windowed lists, so that idle ones rotate too.
-pub static TIMER: KeyTimer = KeyTimer::new("windowed top-k", &WINDOW_TYPE, visit::<WindowTopK>);
+pub static TIMER: KeyTimer = KeyTimer::new("windowed top-k", &WINDOW_TYPE, &METRICS, visit::<WindowTopK>);
 
 impl RecordType for WindowTopK {
     const TYPE_NAME: &'static str = "rbTOPKwnd";
