@@ -106,13 +106,13 @@ impl Layout {
     pub fn for_capacity(capacity: u64, error_rate: f64) -> Option<Layout> {
         let asked = (capacity, error_rate.to_bits());
         if let Some(found) = RECENT_LAYOUTS.lock().ok().and_then(|recent| recent.find(asked)) {
-            return found;
+            return Some(found);
         }
-        let found = Layout::searched(capacity, error_rate);
+        let found = Layout::searched(capacity, error_rate)?;
         if let Ok(mut recent) = RECENT_LAYOUTS.lock() {
             recent.keep(asked, found);
         }
-        found
+        Some(found)
     }
 
     /// What [`for_capacity`](Self::for_capacity) answers, searched for.
@@ -201,10 +201,12 @@ impl Layout {
     }
 }
 
-/// Layouts [`Layout::for_capacity`] found lately, by capacity and the rate's bits, replaced in
-/// turn.
+/// A capacity and the bits of an error rate.
+type Asked = (u64, u64);
+
+/// Layouts [`Layout::for_capacity`] found lately, by what was asked, replaced in turn.
 struct RecentLayouts {
-    kept: [Option<((u64, u64), Option<Layout>)>; RECENT_LAYOUT_COUNT],
+    kept: [Option<(Asked, Layout)>; RECENT_LAYOUT_COUNT],
     next: usize,
 }
 
@@ -214,11 +216,11 @@ static RECENT_LAYOUTS: Mutex<RecentLayouts> =
     Mutex::new(RecentLayouts { kept: [None; RECENT_LAYOUT_COUNT], next: 0 });
 
 impl RecentLayouts {
-    fn find(&self, asked: (u64, u64)) -> Option<Option<Layout>> {
+    fn find(&self, asked: Asked) -> Option<Layout> {
         self.kept.iter().flatten().find(|(kept, _)| *kept == asked).map(|&(_, layout)| layout)
     }
 
-    fn keep(&mut self, asked: (u64, u64), layout: Option<Layout>) {
+    fn keep(&mut self, asked: Asked, layout: Layout) {
         if let Some(slot) = self.kept.get_mut(self.next) {
             *slot = Some((asked, layout));
         }
@@ -319,7 +321,7 @@ mod tests {
         for round in 0..3 {
             for (n, &(capacity, rate)) in asked.iter().enumerate() {
                 // Some twice in a row, so that the second is answered from what was kept.
-                for _ in 0..1 + (n + round) % 2 {
+                for _ in 0..=(n + round) % 2 {
                     assert_eq!(Layout::for_capacity(capacity, rate), Layout::searched(capacity, rate));
                 }
             }
