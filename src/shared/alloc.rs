@@ -25,13 +25,8 @@ const ROUNDED_ALIGN: usize = 16;
 const HUGE_PAGE: usize = 2 << 20;
 
 /// The allocator's own functions, as Redis exports them. `TryAlloc` is missing before Redis
-/// 7.0 and `TryCalloc` before 7.4; `Alloc`, `Calloc` and `Free` are always there once the
-/// module is loaded. Where `TryCalloc` is missing, zeroed blocks below [`LAZY_ZEROING_FROM`]
-/// come from `Calloc`, which aborts where memory runs out as the server's own allocations
-/// do (the large ones, whose size a client chooses, stay fallible: `TryAlloc`, zeroed
-/// lazily). Allocated and written by hand instead, every page of a new value was touched at
-/// its creation: a 56 KB Count-Min sketch took 35 µs to create on 7.0, against 2.5 µs in
-/// RedisBloom, whose `Calloc` leaves the allocator's fresh pages to the kernel to zero.
+/// 7.0 and `TryCalloc` before 7.4; `Alloc` and `Free` are always there once the module is
+/// loaded. (`Calloc` is not used: it aborts the server where memory runs out.)
 struct RedisFunctions {
     allocate: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
     allocate_zeroed: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
@@ -43,7 +38,7 @@ fn redis_functions() -> RedisFunctions {
     unsafe {
         RedisFunctions {
             allocate: raw::RedisModule_TryAlloc.or(raw::RedisModule_Alloc),
-            allocate_zeroed: raw::RedisModule_TryCalloc.or(raw::RedisModule_Calloc),
+            allocate_zeroed: raw::RedisModule_TryCalloc,
             free: raw::RedisModule_Free,
         }
     }
@@ -53,12 +48,24 @@ fn redis_functions() -> RedisFunctions {
 /// [`zero_lazily`]), on every server version.
 const LAZY_ZEROING_FROM: usize = 1 << 20;
 
+/// Where the server has no `TryCalloc` (7.0, 7.2), zeroed allocations from this size on are
+/// zeroed lazily too: written by hand, every page of a new value was touched at its creation
+/// (a 56 KB Count-Min sketch took 35 µs to create on 7.0, RedisBloom 2.5 µs, whose calloc
+/// leaves the allocator's fresh pages to the kernel). Four pages: below, at most a few pages
+/// are written, against a system call.
+const LAZY_ZEROING_WITHOUT_CALLOC_FROM: usize = 16 << 10;
+
 impl RedisFunctions {
     /// `size` bytes, zeroed if asked; null when memory is short.
     unsafe fn get(&self, size: usize, zeroed: bool) -> *mut u8 {
         unsafe {
+            let lazy_from = if self.allocate_zeroed.is_some() {
+                LAZY_ZEROING_FROM
+            } else {
+                LAZY_ZEROING_WITHOUT_CALLOC_FROM
+            };
             match (zeroed, self.allocate_zeroed, self.allocate) {
-                (true, _, Some(alloc)) if size >= LAZY_ZEROING_FROM => {
+                (true, _, Some(alloc)) if size >= lazy_from => {
                     let pointer: *mut u8 = alloc(size).cast();
                     if !pointer.is_null() {
                         advise_huge_pages(pointer, size);
@@ -238,7 +245,8 @@ unsafe impl GlobalAlloc for RedisFallibleAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // Large blocks are zeroed lazily (`zero_lazily`); small ones by calloc.
+        // Large blocks are zeroed lazily (`zero_lazily`); small ones by TryCalloc where the
+        // server has it (7.4 and later), else here.
         unsafe { allocate(layout, true) }
     }
 
