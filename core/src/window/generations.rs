@@ -84,6 +84,11 @@ impl<T> Generations<T> {
         Ok(&mut stamped.value)
     }
 
+    /// The bytes of the room kept for older generations, filled or not.
+    pub fn room_bytes(&self) -> usize {
+        self.older.capacity() * std::mem::size_of::<Stamped<T>>()
+    }
+
     /// The generations of earlier spans still alive, oldest first.
     pub fn older(&self) -> &[Stamped<T>] {
         &self.older
@@ -307,9 +312,13 @@ fn malformed(what: &'static str) -> DecodeError {
     DecodeError::Malformed(what)
 }
 
-/// An empty list of older generations with room for all there can be.
+/// An empty list of older generations with room for all there can be: every generation that
+/// can be alive but the current one (a rotation pushes the closed current generation only
+/// once those expired by then are dropped, and a load refuses any older one a rotation to its
+/// current span would have dropped).
 fn older_list<T>(schedule: &Schedule) -> Result<Vec<Stamped<T>>, AllocationFailed> {
     let mut older = Vec::new();
-    older.try_reserve_exact(schedule.max_live_generations() as usize).map_err(|_| AllocationFailed)?;
+    let room = schedule.max_live_generations() as usize - 1;
+    older.try_reserve_exact(room).map_err(|_| AllocationFailed)?;
     Ok(older)
 }

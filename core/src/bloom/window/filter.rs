@@ -373,7 +373,7 @@ impl WindowFilter {
     /// Everything this filter holds allocated: what MEMORY USAGE and BF.INFO report.
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<WindowFilter>()
-            + self.params.max_live_generations() as usize * std::mem::size_of::<Stamped<Generation>>()
+            + self.generations.room_bytes()
             + self.generations().map(|generation| generation.value.memory_bytes()).sum::<usize>()
     }
 

@@ -8,7 +8,7 @@ use super::super::params::{Shape, SizeError};
 use super::super::sketch::{list_bytes, REDISBLOOM_HEADER_BYTES};
 use crate::bytes::AllocationFailed;
 use crate::murmur::murmur64a;
-use crate::window::{Generations, Rotation, Schedule, Stamped};
+use crate::window::{Generations, Rotation, Schedule};
 
 /// One span's counts: `HeavyKeeper`'s buckets and the generator of their decay.
 pub struct Generation {
@@ -319,8 +319,7 @@ impl WindowTopK {
     /// list's and the candidates' slots, each live generation's buckets, and the room kept for
     /// generations (not the item strings).
     pub fn memory_bytes(&self) -> usize {
-        let room =
-            self.schedule().max_live_generations() as usize * std::mem::size_of::<Stamped<Generation>>();
+        let room = self.generations.room_bytes();
         let buckets: usize = self.generations.iter().map(|generation| generation.value.memory_bytes()).sum();
         REDISBLOOM_HEADER_BYTES + self.list.bytes.len() + self.candidates.bytes.len() + room + buckets
     }
