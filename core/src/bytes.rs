@@ -14,20 +14,14 @@ pub struct AllocationFailed;
 pub struct ByteArray {
     pointer: NonNull<u8>,
     len: usize,
-    /// How the memory goes back: to the global allocator, or to whoever handed it over.
-    release: Release,
+    /// How the memory goes back: to whoever handed it over, by this function; to the global
+    /// allocator, at [`ALIGNMENT`], where there is none. One word: a windowed filter holds an
+    /// array for every generation that can be alive.
+    taken_over_from: Option<FreeFunction>,
 }
 
 /// A function that frees memory handed over by its owner (Redis's `RedisModule_Free`).
 pub type FreeFunction = unsafe extern "C" fn(*mut std::ffi::c_void);
-
-#[derive(Clone, Copy)]
-enum Release {
-    /// Allocated here with this alignment, which freeing must name again.
-    GlobalAllocator { align: usize },
-    /// Taken over from another owner, freed by its function.
-    Function(FreeFunction),
-}
 
 // SAFETY: ByteArray owns its allocation exclusively, like a Box<[u8]>.
 unsafe impl Send for ByteArray {}
@@ -56,15 +50,11 @@ impl ByteArray {
         // SAFETY: the layout has a non-zero size.
         let pointer = unsafe { alloc::alloc_zeroed(layout) };
         let pointer = NonNull::new(pointer).ok_or(AllocationFailed)?;
-        Ok(ByteArray { pointer, len, release: Release::GlobalAllocator { align: ALIGNMENT } })
+        Ok(ByteArray { pointer, len, taken_over_from: None })
     }
 
     fn empty() -> ByteArray {
-        ByteArray {
-            pointer: NonNull::<CacheLine>::dangling().cast(),
-            len: 0,
-            release: Release::GlobalAllocator { align: ALIGNMENT },
-        }
+        ByteArray { pointer: NonNull::<CacheLine>::dangling().cast(), len: 0, taken_over_from: None }
     }
 
     /// A copy of `bytes` in an array of its own.
@@ -82,7 +72,7 @@ impl ByteArray {
     /// `pointer` holds `len` initialised bytes, is owned by nobody else from now on, and is
     /// freed by calling `free` on it, once.
     pub unsafe fn take_over(pointer: NonNull<u8>, len: usize, free: FreeFunction) -> ByteArray {
-        ByteArray { pointer, len, release: Release::Function(free) }
+        ByteArray { pointer, len, taken_over_from: Some(free) }
     }
 
     /// A copy allocated here, so on a cache line even when `self` was taken over.
@@ -131,17 +121,17 @@ impl ByteArray {
 
 impl Drop for ByteArray {
     fn drop(&mut self) {
-        match self.release {
+        match self.taken_over_from {
             // SAFETY: handed over with the promise that `free` releases it (take_over).
-            Release::Function(free) => unsafe { free(self.pointer.as_ptr().cast()) },
-            Release::GlobalAllocator { align } if self.len > 0 => {
+            Some(free) => unsafe { free(self.pointer.as_ptr().cast()) },
+            None if self.len > 0 => {
                 // The layout was valid when allocating, so it still is.
-                if let Ok(layout) = AllocLayout::from_size_align(self.len, align) {
+                if let Ok(layout) = AllocLayout::from_size_align(self.len, ALIGNMENT) {
                     // SAFETY: allocated in try_zeroed with this very layout.
                     unsafe { alloc::dealloc(self.pointer.as_ptr(), layout) }
                 }
             }
-            Release::GlobalAllocator { .. } => {}
+            None => {}
         }
     }
 }
