@@ -54,6 +54,17 @@ pub const fn type_methods(
     }
 }
 
+/// `methods` with a callback for a value leaving its key (`unlink2`, method version 4: Redis
+/// 7.0), which gives the key's name.
+pub const fn with_unlink(
+    mut methods: raw::RedisModuleTypeMethods,
+    unlink2: raw::RedisModuleTypeUnlinkFunc2,
+) -> raw::RedisModuleTypeMethods {
+    methods.version = 4;
+    methods.unlink2 = unlink2;
+    methods
+}
+
 /// The callbacks of a type whose values are `V`: its own for the encodings, and the shared
 /// `free`, `free_effort` and `copy`.
 pub const fn stored_value_methods<V: StoredValue>(

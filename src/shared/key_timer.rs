@@ -12,8 +12,12 @@
 //! queues the key again for when its value next needs a rotation, or forgets it: the name
 //! holds no value of the type any more, or a value with nothing to expire, which only such a
 //! write changes. So the queue holds every key with a generation for its next rotation or
-//! earlier, and nothing needs to follow deletions. SWAPDB moves
-//! whole databases without a keyspace event: its server event moves the queued keys with them.
+//! earlier. A key leaves it with its value, by the type's unlink callback (DEL, UNLINK,
+//! expiry, eviction, replacement, the old name of a RENAME or MOVE), or with its database
+//! (the `FlushDB` server event: FLUSHDB, FLUSHALL, and the emptying before a full sync or a
+//! DEBUG RELOAD), rather than at its next visit, which for a long window is hours away.
+//! SWAPDB moves whole databases without a keyspace event: its server event moves the queued
+//! keys with them.
 //!
 //! The subscription is made when the first key is queued, and to `new` events alone: a module
 //! subscribed to a class of events has Redis build a context for its callback on every event
@@ -41,7 +45,7 @@ const TICK_MS: i64 = 100;
 /// about as Redis's own expiry cycle would, and is worked off at thousands of keys a tick.
 /// The type that goes first changes from run to run.
 const VISITS_PER_TICK: Duration = Duration::from_millis(5);
-/// Keys taken out of the queue at a time, between looks at the clock.
+/// Keys taken out of the queue at a time (each visit looks at the clock first).
 const KEYS_PER_TAKE: usize = 64;
 /// How long a replica waits before it looks at a key again: it rotates nothing, and looks
 /// only to forget deleted keys, so that its queues follow its keys for the day it is
@@ -83,6 +87,25 @@ impl Queue {
         }
     }
 
+    /// Takes the key out, if queued.
+    fn remove(&mut self, key: NotedKey) {
+        if let Some(at) = self.due_at.remove(&key) {
+            self.by_time.remove(&(at, key));
+        }
+    }
+
+    /// Every key queued again under the name `rename` gives it, or left out where it gives
+    /// none.
+    fn rebuild(&mut self, rename: impl Fn(NotedKey) -> Option<NotedKey>) {
+        let by_time = std::mem::take(&mut self.by_time);
+        *self = Queue::default();
+        for (at, key) in by_time {
+            if let Some(key) = rename(key) {
+                self.queue(key, at);
+            }
+        }
+    }
+
     /// Gives back the map's room once it holds a quarter of it or less: a `HashMap` keeps the
     /// room of its largest size (200,000 keys come and gone held 12 MB).
     fn shrink(&mut self) {
@@ -91,13 +114,13 @@ impl Queue {
         }
     }
 
-    /// Takes out up to `most` keys due at `now_ms`, the earliest first.
-    fn take_due(&mut self, now_ms: u64, most: usize) -> Vec<NotedKey> {
+    /// Takes out up to `most` keys due at `now_ms`, the earliest first, with their times.
+    fn take_due(&mut self, now_ms: u64, most: usize) -> Vec<(u64, NotedKey)> {
         let mut due = Vec::new();
         while due.len() < most && self.by_time.first().is_some_and(|(at, _)| *at <= now_ms) {
-            if let Some((_, key)) = self.by_time.pop_first() {
+            if let Some((at, key)) = self.by_time.pop_first() {
                 self.due_at.remove(&key);
-                due.push(key);
+                due.push((at, key));
             }
         }
         due
@@ -172,20 +195,47 @@ impl KeyTimer {
         }
     }
 
-    /// Follows SWAPDB: the keys queued in either database are now in the other.
-    fn swap_databases(&self, first: c_int, second: c_int) {
+    /// Forgets the key a value of the timer's type left (`ctx` of an unlink callback), which
+    /// would otherwise stay queued until it was due: up to a span, hours for long windows.
+    pub fn forget_unlinked(&self, ctx: *mut raw::RedisModuleKeyOptCtx) {
+        // SAFETY: the callback's live context; the name lives as long as it.
+        let (db, name) = unsafe {
+            let (Some(name_of), Some(db_of)) =
+                (raw::RedisModule_GetKeyNameFromOptCtx, raw::RedisModule_GetDbIdFromOptCtx)
+            else {
+                return;
+            };
+            let name = name_of(ctx);
+            if name.is_null() {
+                return;
+            }
+            (db_of(ctx), string_bytes(name.cast_mut()))
+        };
+        self.change_queue(|queue| queue.remove((db, name.to_vec())));
+    }
+
+    /// Follows FLUSHDB and FLUSHALL (`db` `None`): no key of theirs is left to visit.
+    fn forget_database(&self, db: Option<c_int>) {
+        self.change_queue(|queue| queue.rebuild(|key| db.is_some_and(|db| db != key.0).then_some(key)));
+    }
+
+    /// Changes the queue, if made, and gives INFO its new size.
+    fn change_queue(&self, change: impl FnOnce(&mut Queue)) {
         let Ok(mut guard) = self.queue.lock() else { return };
         let Some(queue) = guard.as_mut() else { return };
+        change(queue);
+        queue.shrink();
+        self.metrics.set_timed_keys(queue.due_at.len());
+    }
+
+    /// Follows SWAPDB: the keys queued in either database are now in the other.
+    fn swap_databases(&self, first: c_int, second: c_int) {
         let other = |db| match db {
             db if db == first => second,
             db if db == second => first,
             db => db,
         };
-        let by_time = std::mem::take(&mut queue.by_time);
-        *queue = Queue::default();
-        for (at, (db, name)) in by_time {
-            queue.queue((other(db), name), at);
-        }
+        self.change_queue(|queue| queue.rebuild(|(db, name)| Some((other(db), name))));
     }
 
     /// Whether a value of `value_type` is one this timer visits.
@@ -204,15 +254,23 @@ impl KeyTimer {
                 Err(_) => return,
             };
             match due {
-                Some(due) if !due.is_empty() => self.visit_keys(ctx, due, rotates),
+                Some(due) if !due.is_empty() => self.visit_keys(ctx, due, rotates, deadline),
                 _ => return,
             }
         }
     }
 
-    /// Visits the keys, and queues each again as its visit asks: on a replica a second on
-    /// at the soonest, since its master's rotations, not its clock, move its values on.
-    fn visit_keys(&self, ctx: *mut raw::RedisModuleCtx, keys: Vec<NotedKey>, rotates: bool) {
+    /// Visits the keys until `deadline` (one visit may take milliseconds: a large Count-Min
+    /// sketch's rotation), and queues each again as its visit asks, on a replica a second on
+    /// at the soonest, since its master's rotations, not its clock, move its values on; those
+    /// not visited by then go back as they were.
+    fn visit_keys(
+        &self,
+        ctx: *mut raw::RedisModuleCtx,
+        keys: Vec<(u64, NotedKey)>,
+        rotates: bool,
+        deadline: Instant,
+    ) {
         let soonest = if rotates { 0 } else { now_ms().saturating_add(REPLICA_REVISIT_MS) };
         // SAFETY: reading function pointers Redis set at module load.
         let functions = unsafe {
@@ -222,7 +280,11 @@ impl KeyTimer {
             return;
         };
         let mut again = Vec::new();
-        for (db, name) in keys {
+        for (due, (db, name)) in keys {
+            if Instant::now() >= deadline {
+                again.push(((db, name), due));
+                continue;
+            }
             // SAFETY: the timer's live context; the string is freed below, after the key.
             unsafe {
                 if select(ctx, db) != raw::REDISMODULE_OK as c_int {
@@ -230,7 +292,11 @@ impl KeyTimer {
                 }
                 let key_name = create(ctx, name.as_ptr().cast(), name.len());
                 {
-                    let mut key = Key::open_write_untouched(ctx, key_name);
+                    let mut key = if rotates {
+                        Key::open_write_untouched(ctx, key_name)
+                    } else {
+                        Key::open_read_untouched(ctx, key_name)
+                    };
                     if let Visit::At(at) = (self.visit)(ctx, &mut key, key_name, rotates) {
                         again.push(((db, name), at.max(soonest)));
                     }
@@ -283,6 +349,8 @@ pub fn start(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static KeyTimer]) {
         if let Some(subscribe) = raw::RedisModule_SubscribeToServerEvent {
             let swap = raw::RedisModuleEvent { id: raw::REDISMODULE_EVENT_SWAPDB, dataver: 1 };
             subscribe(ctx, swap, Some(databases_swapped));
+            let flush = raw::RedisModuleEvent { id: raw::REDISMODULE_EVENT_FLUSHDB, dataver: 1 };
+            subscribe(ctx, flush, Some(databases_flushed));
         }
     }
     arm(ctx);
@@ -304,6 +372,28 @@ extern "C" fn databases_swapped(
         let swapped = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
         for timer in timers() {
             timer.swap_databases(swapped.dbnum_first, swapped.dbnum_second);
+        }
+    });
+}
+
+/// FLUSHDB or FLUSHALL ran, which unlinks no key one by one: every timer forgets the keys of
+/// the databases emptied.
+extern "C" fn databases_flushed(
+    _ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    guarded("key timer flush event", (), || {
+        if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_END || data.is_null() {
+            return;
+        }
+        // SAFETY: Redis hands the FlushDB event the database it flushed (-1: all), live for
+        // the call.
+        let flushed = unsafe { &*data.cast::<raw::RedisModuleFlushInfo>() };
+        let db = (flushed.dbnum >= 0).then_some(flushed.dbnum);
+        for timer in timers() {
+            timer.forget_database(db);
         }
     });
 }
@@ -413,12 +503,12 @@ mod tests {
         queue.queue(key(0, "late"), 150);
         queue.queue(key(0, "early"), 250);
         assert_eq!(queue.take_due(99, 10), []);
-        assert_eq!(queue.take_due(1000, 2), [key(0, "early"), key(0, "late")]);
+        assert_eq!(queue.take_due(1000, 2), [(100, key(0, "early")), (150, key(0, "late"))]);
         assert_eq!(queue.take_due(199, 10), []);
-        assert_eq!(queue.take_due(200, 10), [key(1, "early")]);
+        assert_eq!(queue.take_due(200, 10), [(200, key(1, "early"))]);
         assert!(queue.due_at.is_empty() && queue.by_time.is_empty());
         // Taken out, a key is queued anew at any time.
         queue.queue(key(0, "early"), 900);
-        assert_eq!(queue.take_due(900, 10), [key(0, "early")]);
+        assert_eq!(queue.take_due(900, 10), [(900, key(0, "early"))]);
     }
 }

@@ -37,6 +37,15 @@ impl Key {
         Key::open(ctx, name, untouched((raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int))
     }
 
+    /// Opens a key only to look at it on the module's own account (a replica's key timer),
+    /// as [`open_write_untouched`](Self::open_write_untouched) leaves it, and without the
+    /// effects of a write: closed, a key opened to write counts as modified (WATCH aborts,
+    /// client tracking invalidates), and on Redis 7.0 a writable replica deletes it, and
+    /// writes the DEL to its AOF, once its TTL has passed.
+    pub fn open_read_untouched(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString) -> Key {
+        Key::open(ctx, name, untouched(raw::REDISMODULE_READ as c_int))
+    }
+
     fn open(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString, mode: c_int) -> Key {
         // SAFETY: live context and key name from the current command.
         let key =

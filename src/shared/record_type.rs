@@ -10,7 +10,9 @@
 //! - The digest covers the whole record, so two values digest alike exactly when a save
 //!   would write the same bytes (RedisBloom answers one constant for every key).
 
-use super::datatype::{describe, guarded, load_budget, loaded, stored_value_methods, RdbReader, StoredValue};
+use super::datatype::{
+    describe, guarded, load_budget, loaded, stored_value_methods, with_unlink, RdbReader, StoredValue,
+};
 use super::metrics::{Footprint, Measured, Metrics};
 use redbloom_core::decode::{Persistent, RdbSink, Record};
 use redbloom_core::dump_payload::dump_payload;
@@ -36,6 +38,10 @@ pub trait RecordType: Persistent {
     /// Called once a value of this type was loaded from `rdb` (a restart, a full sync, a
     /// RESTORE): a value that changes with the clock notes its key for its timer.
     fn after_load(_rdb: *mut raw::RedisModuleIO) {}
+    /// Called when a value of this type leaves its key (deleted, expired, evicted, replaced,
+    /// renamed or moved away), with the key's name in `ctx`: a value that changes with the
+    /// clock has its key forgotten by its timer.
+    fn unlinked(_ctx: *mut raw::RedisModuleKeyOptCtx) {}
 }
 
 /// The data type of record type `V`, for its static.
@@ -43,14 +49,21 @@ pub const fn record_type<V: RecordType>() -> RedisType {
     RedisType::new(
         V::TYPE_NAME,
         V::ENCODING_VERSION,
-        stored_value_methods::<V>(
-            Some(rdb_load::<V>),
-            Some(rdb_save::<V>),
-            Some(aof_rewrite::<V>),
-            Some(mem_usage::<V>),
-            Some(digest::<V>),
+        with_unlink(
+            stored_value_methods::<V>(
+                Some(rdb_load::<V>),
+                Some(rdb_save::<V>),
+                Some(aof_rewrite::<V>),
+                Some(mem_usage::<V>),
+                Some(digest::<V>),
+            ),
+            Some(unlinked::<V>),
         ),
     )
+}
+
+extern "C" fn unlinked<V: RecordType>(ctx: *mut raw::RedisModuleKeyOptCtx, _value: *const c_void) {
+    guarded(format_args!("{} unlink", V::KIND), (), || V::unlinked(ctx));
 }
 
 impl<V: RecordType> Measured for V {

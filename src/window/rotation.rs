@@ -158,12 +158,16 @@ pub fn visit<V: Windowed>(
     name: *mut raw::RedisModuleString,
     rotates: bool,
 ) -> Visit {
+    if !rotates {
+        // A replica's key, opened to look only.
+        let Ok(Some(value)) = key.get::<V>() else { return Visit::Done };
+        return value.next_rotation_ms().map_or(Visit::Done, Visit::At);
+    }
     let Ok(Some(value)) = key.get_mut::<V>() else {
         return Visit::Done;
     };
     let now = now_ms();
-    let due = value.next_rotation_ms().is_some_and(|next| now >= next);
-    if rotates && due && rotate_to(value, now) {
+    if value.next_rotation_ms().is_some_and(|next| now >= next) && rotate_to(value, now) {
         let at = now.to_string();
         // SAFETY: the timer's live context and key; "sb" is a string and a buffer with its length.
         unsafe {

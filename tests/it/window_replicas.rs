@@ -161,3 +161,49 @@ fn the_timers_queues_follow_the_keys_on_master_and_replica() {
     }
     assert_eq!(int(&mut on_replica, &["DBSIZE"]), 4 * KEYS_PER_TYPE as i64, "the keys stay, empty");
 }
+
+/// A key leaves its timer's queue when its value leaves it (DEL, UNLINK, expiry, the old
+/// name of a RENAME) and with its database (FLUSHDB, FLUSHALL), on the master and on a
+/// replica alike, not at its next due time, which for a day's window is hours away.
+#[test]
+fn keys_leave_the_timers_queue_with_their_values() {
+    let master = Server::start();
+    let mut on_master = master.connection();
+    let replica = Server::start_with(&[], &["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    let mut on_replica = replica.connection();
+    wait_in_sync(&mut on_master, &mut on_replica);
+    let queued = |con: &mut redis::Connection| -> i64 {
+        info_field(con, "bf", "bf_window_timer_keys").and_then(|value| value.parse().ok()).unwrap_or(-1)
+    };
+    let both =
+        |on_master: &mut redis::Connection, on_replica: &mut redis::Connection, expected: i64, what: &str| {
+            wait_in_sync(on_master, on_replica);
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            for (con, server) in [(on_master, "master"), (on_replica, "replica")] {
+                while queued(con) != expected {
+                    assert!(std::time::Instant::now() < deadline, "{server}, {what}: {} queued", queued(con));
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        };
+    for n in 0..10 {
+        ok(&mut on_master, &["BF.INSERT", &format!("f{n}"), "WINDOW", "86400000", "ITEMS", "x"]);
+    }
+    ok(&mut on_master, &["SELECT", "2"]);
+    for n in 0..5 {
+        ok(&mut on_master, &["BF.INSERT", &format!("g{n}"), "WINDOW", "86400000", "ITEMS", "x"]);
+    }
+    ok(&mut on_master, &["SELECT", "0"]);
+    both(&mut on_master, &mut on_replica, 15, "written");
+    assert_eq!(int(&mut on_master, &["DEL", "f0", "f1"]), 2);
+    assert_eq!(int(&mut on_master, &["UNLINK", "f2"]), 1);
+    both(&mut on_master, &mut on_replica, 12, "deleted");
+    ok(&mut on_master, &["RENAME", "f3", "renamed"]);
+    both(&mut on_master, &mut on_replica, 12, "renamed");
+    assert_eq!(int(&mut on_master, &["PEXPIRE", "f4", "10"]), 1);
+    both(&mut on_master, &mut on_replica, 11, "expired");
+    ok(&mut on_master, &["FLUSHDB"]);
+    both(&mut on_master, &mut on_replica, 5, "database 0 flushed");
+    ok(&mut on_master, &["FLUSHALL"]);
+    both(&mut on_master, &mut on_replica, 0, "all flushed");
+}

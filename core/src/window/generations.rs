@@ -173,7 +173,10 @@ impl<T> Generations<T> {
                 } else {
                     // Within the room reserved: the generations left all expire after the
                     // new span starts, and at most `max_live - 1` spans before it do.
-                    debug_assert!(self.older.len() < self.older.capacity(), "room for every older generation");
+                    debug_assert!(
+                        self.older.len() < self.older.capacity(),
+                        "room for every older generation"
+                    );
                     self.older.push(closed);
                 }
             }
@@ -293,7 +296,10 @@ impl<T> Generations<T> {
             if start_ms == current_start_ms {
                 loaded.current = Some(generation);
             } else {
-                debug_assert!(loaded.older.len() < loaded.older.capacity(), "room for every older generation");
+                debug_assert!(
+                    loaded.older.len() < loaded.older.capacity(),
+                    "room for every older generation"
+                );
                 loaded.older.push(generation);
             }
         }

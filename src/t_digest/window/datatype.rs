@@ -36,4 +36,8 @@ impl RecordType for WindowTDigest {
     fn after_load(rdb: *mut raw::RedisModuleIO) {
         TIMER.note_loaded(rdb);
     }
+
+    fn unlinked(ctx: *mut raw::RedisModuleKeyOptCtx) {
+        TIMER.forget_unlinked(ctx);
+    }
 }

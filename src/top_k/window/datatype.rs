@@ -31,4 +31,8 @@ impl RecordType for WindowTopK {
     fn after_load(rdb: *mut raw::RedisModuleIO) {
         TIMER.note_loaded(rdb);
     }
+
+    fn unlinked(ctx: *mut raw::RedisModuleKeyOptCtx) {
+        TIMER.forget_unlinked(ctx);
+    }
 }
