@@ -5,7 +5,7 @@
 
 use crate::common::Server;
 use crate::sketches::Row;
-use crate::workloads::{command, commandstat, median};
+use crate::workloads::{command, commandstat};
 use redis::{Connection, ConnectionLike};
 
 /// Creations per slice, each of a new key.
@@ -59,20 +59,7 @@ pub fn run(rounds: usize) -> Vec<Row> {
                 samples[server].push(slice(&mut connections[server], creation, &prefix));
             }
         }
-        let [ours, theirs] = samples;
-        let row = Row {
-            workload: format!("{} (µs/call)", creation.name),
-            redbloom_usec_per_item: median(ours),
-            redisbloom_usec_per_item: median(theirs),
-        };
-        eprintln!(
-            "   {:<36} redbloom {:>7.2} us  RedisBloom {:>7.2} us  ratio {:.2}",
-            row.workload,
-            row.redbloom_usec_per_item,
-            row.redisbloom_usec_per_item,
-            row.ratio()
-        );
-        rows.push(row);
+        rows.push(Row::of_samples(format!("{} (µs/call)", creation.name), samples));
     }
     drop(servers);
     rows

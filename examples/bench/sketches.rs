@@ -31,6 +31,20 @@ pub struct Row {
 }
 
 impl Row {
+    /// The medians of redbloom's and RedisBloom's samples, logged as they come.
+    pub fn of_samples(workload: String, [ours, theirs]: [Vec<f64>; 2]) -> Row {
+        let row =
+            Row { workload, redbloom_usec_per_item: median(ours), redisbloom_usec_per_item: median(theirs) };
+        eprintln!(
+            "   {:<36} redbloom {:>8.3} µs  RedisBloom {:>8.3} µs  ratio {:.2}",
+            row.workload,
+            row.redbloom_usec_per_item,
+            row.redisbloom_usec_per_item,
+            row.ratio()
+        );
+        row
+    }
+
     /// Above 1, redbloom is faster.
     pub fn ratio(&self) -> f64 {
         self.redisbloom_usec_per_item / self.redbloom_usec_per_item
@@ -168,20 +182,7 @@ pub fn run(rounds: usize) -> Vec<Row> {
                 samples[index].push(usec_per_call / workload.items_per_call as f64);
             }
         }
-        let [ours, theirs] = samples;
-        let row = Row {
-            workload: workload.name.clone(),
-            redbloom_usec_per_item: median(ours),
-            redisbloom_usec_per_item: median(theirs),
-        };
-        eprintln!(
-            "   {:<26} redbloom {:>8.3} us/item  RedisBloom {:>8.3} us/item  ratio {:.2}",
-            row.workload,
-            row.redbloom_usec_per_item,
-            row.redisbloom_usec_per_item,
-            row.ratio()
-        );
-        rows.push(row);
+        rows.push(Row::of_samples(workload.name.clone(), samples));
     }
     drop(servers);
     rows
