@@ -12,6 +12,7 @@ use crate::shared::parse;
 use crate::shared::record_type::RecordType;
 use redis_module::raw;
 use std::ffi::CStr;
+use std::sync::{mpsc, OnceLock};
 
 /// Dropped generations larger than this are freed on a thread of their own: a command or a
 /// timer tick must not stall on a gigabyte's unmapping.
@@ -49,12 +50,28 @@ pub trait Windowed: RecordType {
     fn rotates_at(&self, at_ms: u64) -> bool;
 }
 
-/// Gives back dropped generations' memory, `bytes` of it, in the background when it is large.
+/// Gives back dropped generations' memory, `bytes` of it, on the freeing thread when it is
+/// large.
 pub fn free<T: Send + 'static>(dropped: T, bytes: usize) {
     if bytes > FREE_IN_BACKGROUND_BYTES {
-        // Where no thread can be made, the drop happens here after all.
-        let _ = std::thread::Builder::new().name("redbloom-free".into()).spawn(move || drop(dropped));
+        // Where the thread cannot be had, the drop happens here after all.
+        if let Some(freeing) = freeing_thread() {
+            let _ = freeing.send(Box::new(dropped));
+        }
     }
+}
+
+/// The one thread that frees large dropped generations, made at the first: one thread each
+/// made 64 in one timer tick of 64 large windowed sketches expiring.
+fn freeing_thread() -> Option<&'static mpsc::Sender<Box<dyn Send>>> {
+    static FREEING: OnceLock<Option<mpsc::Sender<Box<dyn Send>>>> = OnceLock::new();
+    FREEING
+        .get_or_init(|| {
+            let (sender, received) = mpsc::channel::<Box<dyn Send>>();
+            let thread = std::thread::Builder::new().name("redbloom-free".into());
+            thread.spawn(move || received.into_iter().for_each(drop)).ok().map(|_| sender)
+        })
+        .as_ref()
 }
 
 /// Rotates `value` to `at_ms`, following it in the metrics; whether anything changed.
