@@ -160,11 +160,7 @@ impl KeyTimer {
     /// Queues the key for a visit at `at_ms`, or earlier where it is queued for earlier.
     fn note(&self, ctx: *mut raw::RedisModuleCtx, db: c_int, name: &[u8], at_ms: u64) {
         subscribe_once(ctx);
-        if let Ok(mut queue) = self.queue.lock() {
-            let queue = queue.get_or_insert_with(Queue::default);
-            queue.queue((db, name.to_vec()), at_ms);
-            self.metrics.set_timed_keys(queue.due_at.len());
-        }
+        self.change_queue(|queue| queue.queue((db, name.to_vec()), at_ms));
     }
 
     /// Queues the key a command just stored a value in for a visit at once.
@@ -219,10 +215,10 @@ impl KeyTimer {
         self.change_queue(|queue| queue.rebuild(|key| db.is_some_and(|db| db != key.0).then_some(key)));
     }
 
-    /// Changes the queue, if made, and gives INFO its new size.
+    /// Changes the queue (made at the first change) and gives INFO its new size.
     fn change_queue(&self, change: impl FnOnce(&mut Queue)) {
         let Ok(mut guard) = self.queue.lock() else { return };
-        let Some(queue) = guard.as_mut() else { return };
+        let queue = guard.get_or_insert_with(Queue::default);
         change(queue);
         queue.shrink();
         self.metrics.set_timed_keys(queue.due_at.len());
@@ -304,14 +300,11 @@ impl KeyTimer {
                 free_string(ctx, key_name);
             }
         }
-        if let Ok(mut queue) = self.queue.lock() {
-            let queue = queue.get_or_insert_with(Queue::default);
+        self.change_queue(|queue| {
             for (key, at) in again {
                 queue.queue(key, at);
             }
-            queue.shrink();
-            self.metrics.set_timed_keys(queue.due_at.len());
-        }
+        });
     }
 }
 
