@@ -68,6 +68,12 @@ pub(super) trait Cell {
 
     /// Sets counter `cell` to `value`, at most [`Cell::MAX`].
     fn set(counters: &mut [u8], cell: usize, value: u64);
+
+    /// Takes each counter of `part` out of the one at the same place in `counters`, stopping
+    /// at 0: one pass over both, written so that the compiler vectorises it (a counter at a
+    /// time through [`get`](Self::get) and [`set`](Self::set) made a windowed rotation of a
+    /// 2 MB sketch take milliseconds).
+    fn subtract_each(counters: &mut [u8], part: &[u8]);
 }
 
 macro_rules! cell {
@@ -90,6 +96,21 @@ macro_rules! cell {
                 if let Some(bytes) = counters.get_mut(start..start + Self::BYTES) {
                     // Truncates nothing: the callers keep values within MAX.
                     bytes.copy_from_slice(&(value as $type).to_le_bytes());
+                }
+            }
+
+            #[inline]
+            fn subtract_each(counters: &mut [u8], part: &[u8]) {
+                const BYTES: usize = std::mem::size_of::<$type>();
+                for (held, less) in counters.chunks_exact_mut(BYTES).zip(part.chunks_exact(BYTES)) {
+                    let (Ok(held_bytes), Ok(less_bytes)) =
+                        (<[u8; BYTES]>::try_from(&*held), <[u8; BYTES]>::try_from(less))
+                    else {
+                        continue;
+                    };
+                    let left =
+                        <$type>::from_le_bytes(held_bytes).saturating_sub(<$type>::from_le_bytes(less_bytes));
+                    held.copy_from_slice(&left.to_le_bytes());
                 }
             }
         }

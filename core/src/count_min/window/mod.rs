@@ -35,7 +35,8 @@
 //! # Costs
 //! - **Writes and reads**: a plain sketch's, and a rotation check (a write rotates first).
 //! - **Rotations**: once per span, taking an expired generation out of `T` (one pass over
-//!   the counters) and writing the closed span's counts (a pass per live generation).
+//!   the counters) and writing the closed span's counts (one pass that reads `T` and every
+//!   closed generation a cache-sized step at a time, writing each step once).
 //! - **Memory**: `T` and the closed generations, at most `window / span + 1 <= g + 1`
 //!   sketches of the plain one's size; fewer while the stream has not filled the window, and
 //!   one (`T`) when the window holds nothing.

@@ -259,7 +259,7 @@ impl WindowedCountMin {
         difference_into(
             &mut counts,
             &self.total,
-            counted.iter().filter_map(|generation| generation.value.counted()),
+            &counted.iter().filter_map(|generation| generation.value.counted()),
         );
         closed.value = Generation::Counted(counts);
     }

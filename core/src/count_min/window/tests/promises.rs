@@ -110,6 +110,55 @@ fn memory_stays_within_the_live_generations() {
     }
 }
 
+/// A closing span's counts are the running total less the closed spans, counter by counter
+/// and in the count, stopping at 0 (parts above the total included): the stepped pass
+/// against the counters taken one at a time, at every cell size, within one step and across
+/// several.
+#[test]
+fn a_closing_span_holds_the_total_less_the_closed_spans() {
+    let counters = |sketch: &CountMinSketch| -> Vec<u64> {
+        let bytes = sketch.cell_size().bytes();
+        sketch
+            .counter_bytes()
+            .chunks_exact(bytes)
+            .map(|cell| cell.iter().rev().fold(0, |value, &byte| value << 8 | u64::from(byte)))
+            .collect()
+    };
+    for cell_size in [CellSize::One, CellSize::Two, CellSize::Four, CellSize::Eight] {
+        for width in [1, 7, 4_000] {
+            let filled = |seed: u64, adds: u64| {
+                let mut sketch = CountMinSketch::new(width, 3, cell_size, BUDGET).unwrap();
+                for n in 0..adds {
+                    // Past a cell's range an increment is refused whole: the sketch stays valid.
+                    let _ = sketch.increment(format!("{seed}:{}", n % 700).as_bytes(), 1 + (n % 3) as i64);
+                }
+                sketch
+            };
+            let total = filled(1, 30_000);
+            let parts = [filled(1, 9_000), filled(2, 14_000), filled(3, 50)];
+            let mut target = filled(4, 100);
+            super::super::cells::difference_into(&mut target, &total, &parts.iter());
+            let expected: Vec<u64> = (0..counters(&total).len())
+                .map(|at| {
+                    parts
+                        .iter()
+                        .fold(counters(&total)[at], |left, part| left.saturating_sub(counters(part)[at]))
+                })
+                .collect();
+            let wrong = counters(&target).iter().zip(&expected).position(|(held, wanted)| held != wanted);
+            assert_eq!(wrong, None, "first wrong counter, {cell_size:?}, width {width}");
+            let count = parts.iter().fold(total.count(), |left, part| left.saturating_sub(part.count()));
+            assert_eq!(target.count(), count);
+            if width == 4_000 {
+                let stopped = (0..expected.len()).any(|at| {
+                    parts.iter().map(|part| counters(part)[at]).sum::<u64>() > counters(&total)[at]
+                });
+                assert!(stopped && expected.iter().any(|&left| left > 0), "both cases covered");
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Step {
     /// Time moves on by this many milliseconds, then a write of (item, increment) pairs.
