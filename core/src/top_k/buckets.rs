@@ -213,15 +213,23 @@ impl Buckets {
         self.counts_of(fingerprint, depth, index_of).max().unwrap_or(0)
     }
 
-    /// The item's estimates in each of `arrays`, summed. Each row's index is found once for
-    /// every array (a depth beyond [`PREFETCH_BUCKETS`] hashes it), the arrays read a walk's
-    /// worth at a time: a window's generations in one walk.
+    /// The item's estimates in each of `arrays`, summed. Up to [`PREFETCH_BUCKETS`] rows,
+    /// whose indexes were hashed ahead, array by array. Deeper, where each row's index is a
+    /// hash of its own, each is found once for every array, the arrays read a walk's worth at a
+    /// time: a window's generations in one walk (whose room for every generation there can be,
+    /// set up for each read, was a tenth of a windowed add of a shallow sketch).
     pub(super) fn summed_estimate<'a>(
         arrays: impl IntoIterator<Item = &'a Buckets>,
         fingerprint: u32,
         depth: u32,
-        index_of: impl Fn(u32) -> usize,
+        index_of: impl Fn(u32) -> usize + Copy,
     ) -> u64 {
+        if depth as usize <= PREFETCH_BUCKETS {
+            return arrays
+                .into_iter()
+                .map(|array| u64::from(array.estimate(fingerprint, depth, index_of)))
+                .sum();
+        }
         let mut arrays = arrays.into_iter().peekable();
         let mut sum = 0;
         while arrays.peek().is_some() {

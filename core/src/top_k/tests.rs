@@ -705,9 +705,9 @@ fn rows_hashed_together_are_rows_hashed_alone() {
     }
 }
 
-/// The estimates summed over arrays, each row's index found once for all of them, are the
-/// arrays' estimates summed: deeper than the rows hashed ahead, and over more arrays than one
-/// walk reads.
+/// The estimates summed over arrays are the arrays' estimates summed: within the rows hashed
+/// ahead (array by array), and deeper (each row's index found once for all of them), over
+/// more arrays than one walk reads.
 #[test]
 fn summed_estimates_are_the_estimates_summed() {
     let shape = Shape::checked(4, 8, 70, 0.9).unwrap();
@@ -728,8 +728,16 @@ fn summed_estimates_are_the_estimates_summed() {
         let item = format!("item:{item}");
         let index_of = |row| buckets::bucket_index(item.as_bytes(), row, 8);
         let fingerprint = buckets::fingerprint(item.as_bytes());
-        let each: u64 = arrays.iter().map(|array| u64::from(array.estimate(fingerprint, 70, index_of))).sum();
-        assert!(each > 0);
-        assert_eq!(buckets::Buckets::summed_estimate(&arrays, fingerprint, 70, index_of), each, "{item}");
+        // Rows hashed ahead (read array by array) and deeper ones (read in walks).
+        for depth in [7, 70] {
+            let each: u64 =
+                arrays.iter().map(|array| u64::from(array.estimate(fingerprint, depth, index_of))).sum();
+            assert!(each > 0);
+            assert_eq!(
+                buckets::Buckets::summed_estimate(&arrays, fingerprint, depth, index_of),
+                each,
+                "{item}"
+            );
+        }
     }
 }

@@ -144,6 +144,14 @@ impl WindowTopK {
     /// (see [`row_index`]).
     fn add_hashed(&mut self, item: &[u8], increment: u32, fingerprint: u32, rows: &[usize]) -> Expelled {
         let (width, depth) = (self.shape.width, self.shape.depth);
+        // An item not listed is counted in the older generations too: their buckets are asked
+        // for first, and arrive while the current one counts it and the list is searched
+        // (otherwise each of them was a miss of its own, a third of a 1-second window's add).
+        for older in self.generations.older() {
+            for &index in rows {
+                older.value.buckets.prefetch(index);
+            }
+        }
         let current = open_current(&mut self.generations, &self.shape, self.seed)?;
         let index_of = |row| row_index(rows, item, row, width);
         let count =
