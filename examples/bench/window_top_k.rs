@@ -68,5 +68,16 @@ pub fn run(rounds: usize) -> Vec<Row> {
     rows.extend(
         steady.into_iter().map(|row| Row { workload: format!("{} (1 s window)", row.workload), ..row }),
     );
+    // Items drawn evenly from a million: nearly every add is of an item not listed, which a
+    // windowed list counts in every older generation too.
+    let uniform: Vec<Vec<String>> =
+        (0..SINGLE_CALLS).map(|_| vec![format!("item:{}", random.next() % 1_000_000)]).collect();
+    let uniform = [Workload { name: "TOPK.ADD", stat: "topk.add", per_call: 1, calls: uniform }];
+    let steady = window::compare(&mut con, ["second", "plain"], &uniform, rounds);
+    rows.extend(
+        steady
+            .into_iter()
+            .map(|row| Row { workload: format!("{} (1 s window, uniform items)", row.workload), ..row }),
+    );
     rows
 }
