@@ -145,11 +145,15 @@ impl WindowTopK {
     fn add_hashed(&mut self, item: &[u8], increment: u32, fingerprint: u32, rows: &[usize]) -> Expelled {
         let (width, depth) = (self.shape.width, self.shape.depth);
         // An item not listed is counted in the older generations too: their buckets are asked
-        // for first, and arrive while the current one counts it and the list is searched
-        // (otherwise each of them was a miss of its own, a third of a 1-second window's add).
-        for older in self.generations.older() {
-            for &index in rows {
-                older.value.buckets.prefetch(index);
+        // for first, and arrive while the current one counts it and the list is searched (a
+        // tenth of an add of a window of 20,000 × 7 × 5 generations). Not past a batch's
+        // worth of lines, where asking would crowd out what a listed item's add reads.
+        let older = self.generations.older();
+        if older.len() * rows.len() <= PREFETCH_BUCKETS {
+            for generation in older {
+                for &index in rows {
+                    generation.value.buckets.prefetch(index);
+                }
             }
         }
         let current = open_current(&mut self.generations, &self.shape, self.seed)?;

@@ -138,11 +138,10 @@ fn a_closing_span_holds_the_total_less_the_closed_spans() {
             let parts = [filled(1, 9_000), filled(2, 14_000), filled(3, 50)];
             let mut target = filled(4, 100);
             super::super::cells::difference_into(&mut target, &total, &parts.iter());
-            let expected: Vec<u64> = (0..counters(&total).len())
+            let (total_counters, part_counters) = (counters(&total), parts.each_ref().map(counters));
+            let expected: Vec<u64> = (0..total_counters.len())
                 .map(|at| {
-                    parts
-                        .iter()
-                        .fold(counters(&total)[at], |left, part| left.saturating_sub(counters(part)[at]))
+                    part_counters.iter().fold(total_counters[at], |left, part| left.saturating_sub(part[at]))
                 })
                 .collect();
             let wrong = counters(&target).iter().zip(&expected).position(|(held, wanted)| held != wanted);
@@ -150,9 +149,8 @@ fn a_closing_span_holds_the_total_less_the_closed_spans() {
             let count = parts.iter().fold(total.count(), |left, part| left.saturating_sub(part.count()));
             assert_eq!(target.count(), count);
             if width == 4_000 {
-                let stopped = (0..expected.len()).any(|at| {
-                    parts.iter().map(|part| counters(part)[at]).sum::<u64>() > counters(&total)[at]
-                });
+                let stopped = (0..expected.len())
+                    .any(|at| part_counters.iter().map(|part| part[at]).sum::<u64>() > total_counters[at]);
                 assert!(stopped && expected.iter().any(|&left| left > 0), "both cases covered");
             }
         }
