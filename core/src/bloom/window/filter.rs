@@ -191,7 +191,7 @@ impl WindowFilter {
     fn insert_prefetched(
         &mut self,
         hash: &ItemHash,
-        mut max_bytes: impl FnMut() -> usize,
+        max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
         let base_limit = if let Some(limit) = self.base_limit {
             limit
@@ -199,28 +199,24 @@ impl WindowFilter {
             let limit = self.current_base_limit()?;
             *self.base_limit.insert(limit)
         };
-        let WindowFilter { params, generations, layouts, totals, .. } = self;
-        let sizes = |generation: &Generation| (generation.bits_bytes(), generation.link_count());
-        let (bytes_before, links_before) =
-            generations.current().map_or((0, 0), |current| sizes(&current.value));
-        // What the current generation may take is what the others leave of the budget.
-        let older_bytes = totals.bytes - bytes_before;
-        let current = generations
-            .current_or_open(|| Generation::open(params, layouts, max_bytes().saturating_sub(older_bytes)))?;
         // Made by the current generation's add, and asked of the older ones after it.
         let mut pattern = FirstBlockPattern::default();
-        let added = current.insert_hash(hash, &mut pattern, base_limit, params, layouts, || {
-            max_bytes().saturating_sub(older_bytes)
-        });
-        // Opened, or grown by an overflow, even where the add then failed.
-        let (bytes_after, links_after) = sizes(current);
-        totals.bytes = totals.bytes - bytes_before + bytes_after;
-        totals.links = totals.links - links_before + links_after;
-        if !added? {
+        let added = match self.generations.current_mut() {
+            // Most adds: the span's base, open and not full, takes the item, and no size
+            // changes (a tenth of a windowed add went to keeping the sums otherwise).
+            Some(current) if current.value.overflow.is_none() && current.value.base.items() < base_limit => {
+                current.value.base.insert_patterned(hash, &mut pattern)
+            }
+            _ => self.insert_resizing(hash, &mut pattern, base_limit, max_bytes)?,
+        };
+        if !added {
             return Ok(false);
         }
-        current.latest += 1;
-        totals.items += 1;
+        let WindowFilter { generations, totals, .. } = self;
+        if let Some(current) = generations.current_mut() {
+            current.value.latest += 1;
+            totals.items += 1;
+        }
         // Newest first: the generation of its previous add is the newest that holds it.
         match generations.older_mut().iter_mut().rev().find(|older| older.value.contains(hash, &mut pattern))
         {
@@ -233,6 +229,32 @@ impl WindowFilter {
             }
             None => Ok(true),
         }
+    }
+
+    /// An add that may open the current generation, or open or grow its overflow: the sums of
+    /// bytes and links follow, even where the add then fails.
+    fn insert_resizing(
+        &mut self,
+        hash: &ItemHash,
+        pattern: &mut FirstBlockPattern,
+        base_limit: u64,
+        mut max_bytes: impl FnMut() -> usize,
+    ) -> Result<bool, FilterError> {
+        let WindowFilter { params, generations, layouts, totals, .. } = self;
+        let sizes = |generation: &Generation| (generation.bits_bytes(), generation.link_count());
+        let (bytes_before, links_before) =
+            generations.current().map_or((0, 0), |current| sizes(&current.value));
+        // What the current generation may take is what the others leave of the budget.
+        let older_bytes = totals.bytes - bytes_before;
+        let current = generations
+            .current_or_open(|| Generation::open(params, layouts, max_bytes().saturating_sub(older_bytes)))?;
+        let added = current.insert_hash(hash, pattern, base_limit, params, layouts, || {
+            max_bytes().saturating_sub(older_bytes)
+        });
+        let (bytes_after, links_after) = sizes(current);
+        totals.bytes = totals.bytes - bytes_before + bytes_after;
+        totals.links = totals.links - links_before + links_after;
+        added
     }
 
     /// Items the current span's base takes before its overflow opens: its capacity, or what
