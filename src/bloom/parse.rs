@@ -1,5 +1,7 @@
 //! BF.* argument parsing: pure functions over the arguments' bytes (the command name first),
-//! unit-tested and fuzzed without a server. The error strings live in `shared/error.rs`.
+//! unit-tested and fuzzed without a server (where one is loaded, a double that is not plain
+//! decimal text is the server's to read: `shared/parse.rs`). The error strings live in
+//! `shared/error.rs`.
 
 use super::error::BfError;
 use crate::shared::error::CommandError;

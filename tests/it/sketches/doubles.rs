@@ -141,3 +141,67 @@ fn doubles_are_spelled_as_the_server_spells_its_own() {
         }
     }
 }
+
+/// Doubles in arguments are read as RedisBloom reads them on this server: by the server's own
+/// reader, which on Redis takes C's hexadecimal forms and refuses what is out of range (even
+/// `1e-400`, which would read as 0), and on Valkey takes no hexadecimal. Each text goes to
+/// every command that reads a double, here and in RedisBloom on a server of the same binary,
+/// and the replies must be the same.
+#[test]
+fn doubles_in_arguments_are_read_as_redisbloom_reads_them() {
+    let ours = Server::start();
+    let theirs = Server::start_redisbloom(&[]);
+    let texts = [
+        "0x1p-3",
+        "0X.8",
+        "-0x.8p1",
+        "0x1.8",
+        "0x",
+        "0x1p",
+        "1e-400",
+        "-1e-400",
+        "1e400",
+        "1e-310",
+        "0e-400",
+        "0",
+        "-0",
+        "0.000",
+        "+0.5",
+        ".5",
+        "5.",
+        "1E-2",
+        "inf",
+        "-infinity",
+        "nan",
+        " 0.5",
+        "0.5 ",
+        "1e",
+        "",
+    ];
+    for (index, text) in texts.iter().enumerate() {
+        let key = format!("k{index}");
+        let commands: [Vec<&str>; 5] = [
+            vec!["TDIGEST.ADD", "digest", text],
+            vec!["CMS.INITBYPROB", &key, text, "0.5"],
+            vec!["CMS.INITBYPROB", &key, "0.01", text],
+            vec!["TOPK.RESERVE", &key, "5", "100", "4", text],
+            vec!["BF.RESERVE", &key, text, "100"],
+        ];
+        let replies = [&ours, &theirs].map(|server| {
+            let mut con = server.connection();
+            call(&mut con, &["TDIGEST.CREATE", "digest"]).ok();
+            let mut replies: Vec<String> =
+                commands.iter().map(|command| format!("{:?}", call(&mut con, command))).collect();
+            // BF.RESERVE's out-of-range error is RedisBloom 8's text here (docs/bf-commands.md),
+            // 2.8.2's there: whether the rate was read is what is compared.
+            if let Some(bloom) = replies.last_mut() {
+                *bloom = bloom.replace(
+                    "(0 < error rate range < 1) ",
+                    "error rate must be in the range (0.000000, 1.000000)",
+                );
+            }
+            replies
+        });
+        assert_eq!(replies[0], replies[1], "{text:?}");
+    }
+}
