@@ -5,6 +5,7 @@ use super::held::{held, Held};
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse::is_keyword;
+use crate::window::rotation::read_time;
 use redbloom_core::bloom::window::WindowFilter;
 use redbloom_core::bloom::Filter;
 use std::ffi::CStr;
@@ -34,14 +35,16 @@ fn plain_fields(filter: &Filter) -> [Field; 5] {
     ]
 }
 
-/// A windowed filter's: the five pairs, then `Window` and `Generations`.
-fn windowed_fields(filter: &WindowFilter) -> [Field; 7] {
+/// A windowed filter's: the five pairs, then `Window` and `Generations`. Its `items` are those
+/// of its live window, read by the master's clock; its size and filters, what it holds until
+/// a rotation drops the generations expired.
+fn windowed_fields(filter: &WindowFilter, items: u64) -> [Field; 7] {
     let params = filter.params();
     [
         field("CAPACITY", c"Capacity", Some(filter.capacity())),
         field("SIZE", c"Size", Some(filter.memory_bytes() as u64)),
         field("FILTERS", c"Number of filters", Some(filter.link_count() as u64)),
-        field("ITEMS", c"Number of items inserted", Some(filter.items())),
+        field("ITEMS", c"Number of items inserted", Some(items)),
         field(
             "EXPANSION",
             c"Expansion rate",
@@ -66,7 +69,10 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         Held::Plain(filter) => {
             reply_fields(call, &plain_fields(filter), Some(&|| filter.estimated_error_rate()))
         }
-        Held::Windowed(filter) => reply_fields(call, &windowed_fields(filter), None),
+        Held::Windowed(filter) => {
+            let items = filter.items_at(read_time(call, filter));
+            reply_fields(call, &windowed_fields(filter, items), None)
+        }
     }
 }
 

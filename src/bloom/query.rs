@@ -48,13 +48,13 @@ pub fn mexists(call: &Call) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// BF.CARD key: the adds that answered 1 (of a windowed filter, those of its live window);
-/// 0 for a missing key.
+/// BF.CARD key: the adds that answered 1 (of a windowed filter, those of its live window, read
+/// by the master's clock as its lookups are); 0 for a missing key.
 pub fn card(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     let items = match held(&key)? {
         Some(Held::Plain(filter)) => filter.items(),
-        Some(Held::Windowed(filter)) => filter.items(),
+        Some(Held::Windowed(filter)) => filter.items_at(read_time(call, filter)),
         None => 0,
     };
     call.reply_integer(items as i64);

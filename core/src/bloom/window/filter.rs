@@ -365,6 +365,17 @@ impl WindowFilter {
         self.totals.items
     }
 
+    /// As [`items`](Self::items), leaving out the generations expired at `now_ms` though no
+    /// rotation dropped them yet (`None`: every generation held): what a master answers by its
+    /// clock, as its lookups do.
+    pub fn items_at(&self, now_ms: Option<u64>) -> u64 {
+        if now_ms.is_none() {
+            return self.totals.items;
+        }
+        let (older, current) = self.generations.live_parts(now_ms);
+        current.into_iter().chain(older).map(|generation| generation.value.latest).sum()
+    }
+
     /// Items per window the filter was sized for, as reserved.
     pub fn capacity(&self) -> u64 {
         self.params.capacity()

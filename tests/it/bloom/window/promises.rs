@@ -245,3 +245,40 @@ fn memory_is_returned_on_time_among_many_filters_not_due() {
     assert_eq!(bf_bytes(&mut con), baseline, "the day's filters keep theirs");
     assert_eq!(found(&mut con, "day:59999", &["item".to_string()]), 1);
 }
+
+/// Every read by the master's clock leaves out what the window forgot, not only lookups:
+/// a filter restored from a record older than the window answers BF.CARD and BF.INFO's items
+/// 0 at once, in the same transaction, before any rotation could drop its generation.
+#[test]
+fn counts_read_by_the_masters_clock_leave_out_what_was_forgotten() {
+    const WINDOW: u64 = 400;
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["BF.RESERVE", "k", "0.01", "100", "WINDOW", "400"]);
+    ok(&mut con, &["BF.MADD", "k", "a", "b", "c"]);
+    let payload = dump_payload(&mut con, "k");
+    std::thread::sleep(forget_after(WINDOW, 4) + MARGIN);
+    let replies: Vec<Value> = redis::pipe()
+        .atomic()
+        .cmd("RESTORE")
+        .arg("old")
+        .arg(0)
+        .arg(payload)
+        .cmd("BF.EXISTS")
+        .arg("old")
+        .arg("a")
+        .cmd("BF.CARD")
+        .arg("old")
+        .cmd("BF.INFO")
+        .arg("old")
+        .arg("ITEMS")
+        .cmd("BF.INFO")
+        .arg("old")
+        .query(&mut con)
+        .expect("the transaction runs");
+    assert_eq!(replies[1..4], [Value::Int(0), Value::Int(0), Value::Array(vec![Value::Int(0)])]);
+    let Value::Array(pairs) = &replies[4] else { panic!("BF.INFO answers pairs: {:?}", replies[4]) };
+    let label = Value::SimpleString("Number of items inserted".into());
+    let items = pairs.chunks(2).find(|pair| pair[0] == label).map(|pair| &pair[1]);
+    assert_eq!(items, Some(&Value::Int(0)), "{pairs:?}");
+}

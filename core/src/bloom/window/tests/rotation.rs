@@ -123,6 +123,22 @@ fn adding_again_starts_the_window_again() {
 }
 
 #[test]
+fn items_read_by_the_clock_leave_out_expired_generations_before_the_rotation() {
+    let mut filter = filter(1000, 4, 1000, 0.01, 2);
+    let t = filter.current_start_ms() + 3;
+    add_at(&mut filter, b"x", t).unwrap();
+    add_at(&mut filter, b"y", t + 300).unwrap();
+    assert_eq!(filter.items_at(Some(t + 300)), 2);
+    // x's generation expires first; no rotation has dropped it.
+    let x_gone = t + 1000 + 250;
+    assert!(!filter.contains_at(b"x", x_gone) && filter.contains_at(b"y", x_gone));
+    assert_eq!((filter.items_at(Some(x_gone)), filter.items_at(None), filter.items()), (1, 2, 2));
+    assert_eq!(filter.items_at(Some(x_gone + 1000)), 0);
+    filter.rotate(x_gone);
+    assert_eq!((filter.items_at(None), filter.items()), (1, 1), "as the rotation leaves it");
+}
+
+#[test]
 fn an_item_is_kept_a_whole_window_and_forgotten_a_span_later() {
     for (window, g) in [(1000u64, 4u32), (10, 4), (10, 3), (7, 7), (1, 1), (100, 1)] {
         let span = params(window, g, 100, 0.01, 2).span_ms();
