@@ -84,7 +84,7 @@ fn a_long_idle_time_drops_the_current_generation_too() {
 }
 
 fn saved(generations: &Generations<u32>) -> Record {
-    let mut record = Record(Default::default());
+    let mut record = Record(std::collections::VecDeque::default());
     generations.save(&mut record, |value, sink| RdbSink::unsigned(sink, u64::from(*value)));
     record
 }
