@@ -1,7 +1,11 @@
 //! TDIGEST.MERGE into a windowed digest, from windowed digests of its window and generations:
 //! span by span, each of the result's generations the plain merge (`TDigest::merge`) of the
 //! destination's generation of that span (unless `OVERRIDE`) and the sources', in the
-//! command's order, at the destination's compression or `COMPRESSION`'s.
+//! command's order, at the plain merge's compression: `COMPRESSION`'s, else the destination's
+//! unless `OVERRIDE`, else the largest of the sources'. A digest with no generation in a span
+//! takes part in that span's merge as an empty digest, as an empty plain digest takes part in
+//! a plain merge (it may add a compression), so that a window whose values all fell in one
+//! span merges exactly as plain digests of the same values do.
 //!
 //! The destination's current span (the master rotated it to its clock, and replicated that)
 //! is the merge's time, as for Count-Min's windowed merge: generations expired by then are
@@ -37,7 +41,10 @@ impl WindowTDigest {
     ) -> Result<WindowTDigest, WindowMergeError> {
         let now = destination.generations.current_start_ms();
         let schedule = *destination.schedule();
-        let compression = compression.unwrap_or(destination.compression);
+        let compression = compression
+            .or((!replace).then_some(destination.compression))
+            .or(sources.iter().map(|source| source.compression).max())
+            .unwrap_or(destination.compression);
         checked_capacity(compression, &schedule, max_bytes)
             .map_err(|error| WindowMergeError::Plain(error.into()))?;
         for source in sources {
@@ -60,13 +67,17 @@ impl WindowTDigest {
         starts.dedup();
         let plain = WindowMergeError::Plain;
         let mut generations = Generations::new(schedule).map_err(|_| plain(MergeError::OutOfMemory))?;
+        let empty = TDigest::new(compression, max_bytes).map_err(|error| plain(error.into()))?;
         for &start in &starts {
             let parts: Vec<&TDigest> = inputs
                 .iter()
-                .filter_map(|digest| {
-                    digest.generations.iter().find(|generation| generation.start_ms == start)
+                .map(|digest| {
+                    digest
+                        .generations
+                        .iter()
+                        .find(|generation| generation.start_ms == start)
+                        .map_or(&empty, |generation| &generation.value)
                 })
-                .map(|generation| &generation.value)
                 .collect();
             let mut merged = TDigest::merge(None, &parts, Some(compression), max_bytes).map_err(plain)?;
             if start != now {
