@@ -23,6 +23,9 @@ pub enum BfError {
     InsertBadExpansion,
     /// FORMAT without one of its two words (an extension: RedisBloom has no FORMAT).
     BadFormat,
+    /// `FORMAT REDISBLOOM` named together with `WINDOW`: RedisBloom has no windowed filters, so
+    /// the filter could not be in its format.
+    WindowInRedisBloomFormat,
     InvalidInfoField,
     ScanDumpIteratorNotNumeric,
     LoadChunkIteratorNotNumeric,
@@ -44,6 +47,7 @@ impl BfError {
             BfError::NonScalingFull => c"ERR non scaling filter is full",
             BfError::InsertBadExpansion => c"Bad expansion",
             BfError::BadFormat => c"ERR format must be REDBLOOM or REDISBLOOM",
+            BfError::WindowInRedisBloomFormat => c"ERR FORMAT REDISBLOOM does not apply to a WINDOW filter",
             BfError::InvalidInfoField => c"Invalid information value",
             BfError::ScanDumpIteratorNotNumeric => c"Second argument must be numeric",
             BfError::LoadChunkIteratorNotNumeric => c"ERR Second argument must be numeric",

@@ -57,14 +57,15 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
     }
     let mut expansion = None;
     let mut nonscaling = false;
-    let mut format = defaults.format;
+    let mut named_format = None;
     let mut window = WindowOptions::default();
     let mut index = 4;
     while let Some(token) = args.get(index) {
         if let Some(taken) = window.read(args, index)? {
             index += taken;
         } else if is_keyword(token, "FORMAT") {
-            format = args.get(index + 1).and_then(|name| Format::named(name)).ok_or(BfError::BadFormat)?;
+            named_format =
+                Some(args.get(index + 1).and_then(|name| Format::named(name)).ok_or(BfError::BadFormat)?);
             index += 2;
         } else if is_keyword(token, "EXPANSION") {
             let value = args.get(index + 1).ok_or(BfError::NoExpansion)?;
@@ -81,6 +82,7 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
     }
     let expansion = scaling(expansion, nonscaling, defaults.expansion)?;
     let window = window.finish()?;
+    let format = windowed_format(named_format, window.is_some())?.unwrap_or(defaults.format);
     Ok(Parsed {
         creation: Some(Creation { capacity: capacity as u64, error_rate, expansion, format, window }),
         first_item: args.len(),
@@ -96,6 +98,7 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
     let mut expansion_given = None;
     let mut nocreate = false;
     let mut nonscaling = false;
+    let mut named_format = None;
     let mut window = WindowOptions::default();
     let mut index = 2;
     let first_item = loop {
@@ -117,7 +120,7 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
             expansion_given = Some(expansion.ok_or(BfError::InsertBadExpansion)? as u32);
             index += 2;
         } else if is_keyword(token, "FORMAT") {
-            creation.format = Format::named(value()?).ok_or(BfError::BadFormat)?;
+            named_format = Some(Format::named(value()?).ok_or(BfError::BadFormat)?);
             index += 2;
         } else if is_keyword(token, "NOCREATE") {
             nocreate = true;
@@ -138,7 +141,18 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
     // only its RESERVE refuses the two together.
     creation.expansion = if nonscaling { 0 } else { expansion_given.unwrap_or(defaults.expansion) };
     creation.window = window.finish()?;
+    creation.format = windowed_format(named_format, creation.window.is_some())?.unwrap_or(defaults.format);
     Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
+}
+
+/// The format named, refused where a window was asked for too: a windowed filter is in no
+/// format RedisBloom reads. (The `bf.format` default does not stop a window: only a FORMAT
+/// the command names.)
+fn windowed_format(named: Option<Format>, windowed: bool) -> Result<Option<Format>, CommandError> {
+    match named {
+        Some(Format::RedisBloom) if windowed => Err(BfError::WindowInRedisBloomFormat.into()),
+        named => Ok(named),
+    }
 }
 
 /// The expansion BF.RESERVE gives a new filter from EXPANSION and NONSCALING, which contradict
@@ -170,17 +184,46 @@ mod tests {
         let parsed = insert(&args("BF.INSERT k WINDOW 1000 ITEMS a"), DEFAULTS).unwrap();
         let window = parsed.creation.and_then(|creation| creation.window);
         assert_eq!(window, Schedule::new(1000, DEFAULT_GENERATIONS).ok());
-        for (line, error) in [
-            ("BF.RESERVE k 0.01 100 WINDOW 0", WindowError::WindowOutOfRange),
-            ("BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4", WindowError::GenerationsOutOfRange),
-            ("BF.INSERT k GENERATIONS 4 ITEMS a", WindowError::GenerationsWithoutWindow),
+        let redisbloom_default = Creation { format: Format::RedisBloom, ..DEFAULTS };
+        for (line, defaults, error) in [
+            ("BF.RESERVE k 0.01 100 WINDOW 0", DEFAULTS, Some(WindowError::WindowOutOfRange.into())),
+            (
+                "BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4",
+                DEFAULTS,
+                Some(WindowError::GenerationsOutOfRange.into()),
+            ),
+            (
+                "BF.INSERT k GENERATIONS 4 ITEMS a",
+                DEFAULTS,
+                Some(WindowError::GenerationsWithoutWindow.into()),
+            ),
+            // RedisBloom's format, named, cannot hold a window; this module's may be named,
+            // and a default of RedisBloom's format gives way to the window.
+            (
+                "BF.RESERVE k 0.01 100 FORMAT REDISBLOOM WINDOW 1000",
+                DEFAULTS,
+                Some(BfError::WindowInRedisBloomFormat.into()),
+            ),
+            (
+                "BF.INSERT k WINDOW 9 format redisbloom ITEMS a",
+                DEFAULTS,
+                Some(BfError::WindowInRedisBloomFormat.into()),
+            ),
+            ("BF.RESERVE k 0.01 100 WINDOW 1000", redisbloom_default, None),
+            ("BF.INSERT k FORMAT REDBLOOM WINDOW 1000 ITEMS a", redisbloom_default, None),
         ] {
             let parsed = if line.starts_with("BF.INSERT") {
-                insert(&args(line), DEFAULTS)
+                insert(&args(line), defaults)
             } else {
-                reserve(&args(line), DEFAULTS)
+                reserve(&args(line), defaults)
             };
-            assert_eq!(parsed.map(|_| ()), Err(error.into()), "{line}");
+            match error {
+                Some(error) => assert_eq!(parsed.map(|_| ()), Err(error), "{line}"),
+                None => assert!(
+                    parsed.is_ok_and(|parsed| parsed.creation.is_some_and(|c| c.window.is_some())),
+                    "{line}"
+                ),
+            }
         }
     }
 

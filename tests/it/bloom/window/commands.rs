@@ -12,6 +12,7 @@ const NEEDS_WINDOW: &str = "ERR GENERATIONS needs WINDOW";
 
 #[test]
 fn bad_windows_and_generations_are_refused_and_create_nothing() {
+    const NO_REDISBLOOM_FORMAT: &str = "ERR FORMAT REDISBLOOM does not apply to a WINDOW filter";
     let server = Server::start();
     let mut con = server.connection();
     let mut cases: Vec<(Vec<&str>, &str)> = vec![
@@ -29,6 +30,14 @@ fn bad_windows_and_generations_are_refused_and_create_nothing() {
         (vec!["BF.RESERVE", "k", "0.01", "100", "GENERATIONS", "4", "NONSCALING"], NEEDS_WINDOW),
         (vec!["BF.INSERT", "k", "GENERATIONS", "4", "ITEMS", "a"], NEEDS_WINDOW),
         (vec!["BF.INSERT", "k", "CAPACITY", "100", "GENERATIONS", "2", "ITEMS", "a"], NEEDS_WINDOW),
+        (
+            vec!["BF.RESERVE", "k", "0.01", "100", "FORMAT", "REDISBLOOM", "WINDOW", "1000"],
+            NO_REDISBLOOM_FORMAT,
+        ),
+        (
+            vec!["BF.INSERT", "k", "WINDOW", "1000", "FORMAT", "redisbloom", "ITEMS", "a"],
+            NO_REDISBLOOM_FORMAT,
+        ),
     ];
     let bad_windows = [
         "0",
