@@ -4,7 +4,7 @@
 use super::datatype::METRICS;
 use super::held::held;
 use super::parse::{self, Creation};
-use crate::shared::call::Call;
+use crate::shared::call::{Call, Replicated};
 use crate::shared::clock::now_ms;
 use crate::shared::config;
 use crate::shared::error::CommandError;
@@ -75,7 +75,10 @@ pub fn create(call: &Call, key: &mut Key, creation: &Creation) -> Result<Vec<u8>
 /// the very same filter whatever its own defaults, format or sizing; and RedisBloom replays
 /// both commands for a filter in its format.
 pub fn replicate_creation(call: &Call, header: &[u8], items: std::ops::Range<usize>) {
-    call.replicate("BF.LOADCHUNK", &[call.arg(1), b"1", header]);
+    call.replicate(
+        c"BF.LOADCHUNK",
+        &[Replicated::Argument(1), Replicated::Bytes(b"1"), Replicated::Bytes(header)],
+    );
     replicate_items(call, items);
 }
 
@@ -83,9 +86,9 @@ pub fn replicate_creation(call: &Call, header: &[u8], items: std::ops::Range<usi
 /// that stopped at an error had processed.
 pub fn replicate_items(call: &Call, items: std::ops::Range<usize>) {
     if !items.is_empty() {
-        let mut args = vec![call.arg(1)];
-        args.extend(items.map(|index| call.arg(index)));
-        call.replicate("BF.MADD", &args);
+        let mut args = vec![Replicated::Argument(1)];
+        args.extend(items.map(Replicated::Argument));
+        call.replicate(c"BF.MADD", &args);
     }
 }
 

@@ -8,7 +8,7 @@ use super::datatype::METRICS;
 use super::error::CfError;
 use super::parse::{self, CuckooInsert};
 use super::reserve::{defaults, filter_or_create, limits};
-use crate::shared::call::Call;
+use crate::shared::call::{Call, Replicated};
 use crate::shared::error::CommandError;
 use crate::shared::metrics::{self, Measured};
 use redbloom_core::cuckoo::Inserted;
@@ -122,9 +122,9 @@ fn insert_items(call: &Call, only_new: bool, event: &CStr) -> Result<(), Command
     if refused == 0 && first_item == ITEMS_WITHOUT_OPTIONS {
         call.replicate_verbatim();
     } else {
-        let mut args: Vec<&[u8]> = vec![call.arg(1), b"ITEMS"];
-        args.extend(added.iter().copied());
-        call.replicate("CF.INSERT", &args);
+        let mut args = vec![Replicated::Argument(1), Replicated::Bytes(b"ITEMS")];
+        args.extend(added.iter().map(|&item| Replicated::Bytes(item)));
+        call.replicate(c"CF.INSERT", &args);
     }
     call.notify(event);
     Ok(())

@@ -4,7 +4,7 @@
 
 use super::datatype::METRICS;
 use super::parse;
-use crate::shared::call::Call;
+use crate::shared::call::{Call, Replicated};
 use crate::shared::config;
 use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
@@ -51,7 +51,10 @@ fn store_created(call: &Call, key: &mut Key, params: CuckooParams) -> Result<(),
     })?;
     let header = filter.header();
     key.store(filter)?;
-    call.replicate("CF.LOADCHUNK", &[call.arg(1), b"1", header.as_bytes()]);
+    call.replicate(
+        c"CF.LOADCHUNK",
+        &[Replicated::Argument(1), Replicated::Bytes(b"1"), Replicated::Bytes(header.as_bytes())],
+    );
     call.notify(c"cf.reserve");
     Ok(())
 }

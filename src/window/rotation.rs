@@ -2,7 +2,7 @@
 //! replicated as the type's `ROTATE key at_ms`, and that command applying them on replicas
 //! and in an AOF replay.
 
-use crate::shared::call::Call;
+use crate::shared::call::{Call, Replicated};
 use crate::shared::clock::{decides, not_yet_ms, now_ms};
 use crate::shared::error::CommandError;
 use crate::shared::key_timer::{KeyTimer, Visit};
@@ -137,8 +137,8 @@ pub fn rotate_to_clock<V: Windowed>(call: &Call, value: &mut V) {
         let now = now_ms();
         if rotate_to(value, now) {
             call.replicate(
-                V::ROTATE_COMMAND.to_str().unwrap_or_default(),
-                &[call.arg(1), now.to_string().as_bytes()],
+                V::ROTATE_COMMAND,
+                &[Replicated::Argument(1), Replicated::Bytes(now.to_string().as_bytes())],
             );
         }
     }
