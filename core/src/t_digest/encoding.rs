@@ -8,9 +8,11 @@
 //! This module saves every node it holds, centroids and buffered values alike, sorted, as
 //! merged centroids (no buffer, the merged weight all the observations): the set of nodes, which
 //! is the whole of the digest, so that it loads back as the digest saved. RedisBloom loads the
-//! same record as a valid digest of more centroids than a compression would leave; it answers
-//! from them as they are until its next add, whose read compresses them all as this module's
-//! reads do.
+//! same record and answers from the nodes as they are until its next add, whose read
+//! compresses them all as this module's reads do; until then its interpolation takes a
+//! buffered value beside a centroid for the centroid's edge, and its quantiles are off by
+//! several percent of rank (docs/redisbloom-compatibility.md gives the measure and the
+//! one-command remedy).
 //!
 //! RedisBloom 2.8 checks nothing it loads (it trusts the capacity and the node counts to
 //! index its arrays); this checks every field before it allocates or trusts it:

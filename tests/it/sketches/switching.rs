@@ -114,9 +114,9 @@ fn assert_same_reads(ours: &mut Connection, theirs: &mut Connection, moment: &st
 }
 
 /// This module saves every node of a digest, buffered values among them, as centroids:
-/// RedisBloom loads them and answers from them as they are, more centroids than its
-/// compression would leave, until its next add. The other reads answer alike at once; those
-/// answer, and are compared after the next writes.
+/// RedisBloom loads them and answers from them as they are, less exactly, until its next add
+/// (the contract; `a_digest_handed_back_answers_as_here_after_one_merge_in_redisbloom`). The
+/// other reads answer alike at once; those answer, and are compared after the next writes.
 fn assert_same_but_centroids(ours: &mut Connection, theirs: &mut Connection, moment: &str, script: Script) {
     let (centroid_reads, other_reads): (Script, Script) =
         script.into_iter().partition(|command| reads_centroids(command));
@@ -195,4 +195,44 @@ fn a_redisbloom_rdb_with_all_five_types_switches_both_ways() {
     run(&mut returned, &third);
     let after: Script = reads().into_iter().filter(held).collect();
     assert_same_reads(&mut ours, &mut returned, "after the same commands on both, once more", &after);
+}
+
+/// A digest this module saves holds its buffered values as centroids; RedisBloom answers from
+/// them as they are, less exactly, until a compression (the contract). The remedy the contract
+/// gives, one `TDIGEST.MERGE key 1 key OVERRIDE` on RedisBloom, makes its answers this module's,
+/// for a digest whose buffer is part full.
+#[test]
+fn a_digest_handed_back_answers_as_here_after_one_merge_in_redisbloom() {
+    let mut random = Random::seeded();
+    let (redbloom, redisbloom) = (Server::start(), Server::start_redisbloom(&[]));
+    let (mut ours, mut theirs) = (redbloom.connection(), redisbloom.connection());
+    ok(&mut ours, &["TDIGEST.CREATE", "td", "COMPRESSION", "100"]);
+    for _ in 0..203 {
+        let values: Vec<String> =
+            (0..50).map(|_| format!("{:.3}", random.below(1_000_000) as f64 / 1000.0)).collect();
+        let mut add = vec!["TDIGEST.ADD", "td"];
+        add.extend(values.iter().map(String::as_str));
+        ok(&mut ours, &add);
+    }
+    let unmerged = ok(&mut ours, &["TDIGEST.INFO", "td"]);
+    let payload = dump_payload(&mut ours, "td");
+    let restored = call_bytes(&mut theirs, &[b"RESTORE", b"td", b"0", &payload]);
+    assert!(restored.is_ok(), "{restored:?}");
+    ok(&mut theirs, &["TDIGEST.MERGE", "td", "1", "td", "OVERRIDE"]);
+    let reads: Script = [
+        "TDIGEST.QUANTILE td 0 0.001 0.01 0.1 0.25 0.5 0.75 0.9 0.99 0.999 1",
+        "TDIGEST.CDF td 0 10 250.5 499 1000",
+        "TDIGEST.RANK td -1 0 100 250 600",
+        "TDIGEST.BYRANK td 0 1 10 100 5000",
+        "TDIGEST.TRIMMED_MEAN td 0.1 0.9",
+    ]
+    .iter()
+    .map(|line| words(line))
+    .collect();
+    assert_same_reads(
+        &mut ours,
+        &mut theirs,
+        &format!("after one merge in RedisBloom ({unmerged:?})"),
+        &reads,
+    );
 }
