@@ -14,19 +14,21 @@ use redbloom_core::window::Schedule;
 
 /// `CMS.INITBYDIM key width depth [CELL_SIZE size] [WINDOW ms [GENERATIONS g]]`.
 pub fn by_dimensions(call: &Call) -> Result<(), CommandError> {
+    // RedisBloom reads and checks each argument in turn: a width out of range is refused
+    // before a depth that is no number, which stands here as a depth of 0.
     create(call, |width, depth| {
         let width = parse::integer(width).ok_or(InitError::Width)?;
-        let depth = parse::integer(depth).ok_or(InitError::Depth)?;
-        dimensions(width, depth)
+        dimensions(width, parse::integer(depth).unwrap_or(0))
     })
 }
 
 /// `CMS.INITBYPROB key error probability [CELL_SIZE size] [WINDOW ms [GENERATIONS g]]`.
 pub fn by_probability(call: &Call) -> Result<(), CommandError> {
+    // As for the width: an error out of range is refused before a probability that is no
+    // number, which stands here as NaN, refused as out of range.
     create(call, |error, probability| {
         let error = parse::float(error).ok_or(InitError::Overestimation)?;
-        let probability = parse::float(probability).ok_or(InitError::Probability)?;
-        dimensions_for(error, probability)
+        dimensions_for(error, parse::float(probability).unwrap_or(f64::NAN))
     })
 }
 

@@ -76,7 +76,7 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
     call.reply_array(listed.len() * if with_count { 2 } else { 1 });
     for (item, count) in listed {
         match item {
-            Some(item) => call.reply_bulk(item),
+            Some(item) => call.reply_bulk(as_redisbloom_replies(item)),
             None => call.reply_null(),
         }
         if with_count {
@@ -84,6 +84,13 @@ pub fn list(call: &Call) -> Result<(), CommandError> {
         }
     }
     Ok(())
+}
+
+/// An item as LIST and the expelled replies send it: RedisBloom keeps items as C strings and
+/// replies them so, cut at the first NUL (`a\0b` is listed as `a`); QUERY and COUNT still
+/// match the whole bytes.
+pub(super) fn as_redisbloom_replies(item: &[u8]) -> &[u8] {
+    item.iter().position(|&byte| byte == 0).map_or(item, |end| &item[..end])
 }
 
 /// TOPK.INFO key: k, width, depth and decay, a flat array under RESP2 and a map under RESP3;

@@ -9,7 +9,7 @@ use crate::shared::parse::{self, is_keyword};
 use crate::window::{parse::trailing, rotation::rotate_to_clock};
 use redbloom_core::murmur::murmur64a;
 use redbloom_core::top_k::window::WindowTopK;
-use redbloom_core::top_k::{Parameter, SizeError, TopK, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
+use redbloom_core::top_k::{SizeError, TopK, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
 
 /// Seeds each sketch's decay from its key's name: a replica, and the AOF, create it under the
 /// same name, so their draws are their master's. (The seed then travels with the value: a
@@ -35,15 +35,15 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
     if !matches!(held(&key), Ok(None)) {
         return Err(TopKError::KeyExists.into());
     }
-    let count = |index: usize, parameter: Parameter| {
-        parse::integer(call.arg(index))
-            .and_then(|value| u64::try_from(value).ok())
-            .ok_or(TopKError::Invalid(parameter))
+    // RedisBloom reads and checks each parameter in turn (k, width, depth, decay): one that is
+    // no number stands here as a value out of range (0, or NaN for the decay), which the
+    // core's checks refuse in its turn.
+    let count = |index: usize| {
+        parse::integer(call.arg(index)).and_then(|value| u64::try_from(value).ok()).unwrap_or(0)
     };
-    let k = count(2, Parameter::K)?;
+    let k = count(2);
     let (width, depth, decay) = if positional == 6 {
-        let decay = parse::float(call.arg(5)).ok_or(TopKError::Invalid(Parameter::Decay))?;
-        (count(3, Parameter::Width)?, count(4, Parameter::Depth)?, decay)
+        (count(3), count(4), parse::float(call.arg(5)).unwrap_or(f64::NAN))
     } else {
         (u64::from(DEFAULT_WIDTH), u64::from(DEFAULT_DEPTH), DEFAULT_DECAY)
     };

@@ -130,3 +130,28 @@ fn a_sketch_beyond_the_budget_is_refused_without_trying() {
     assert_eq!(ok(&mut con, &["EXISTS", "k"]), redis::Value::Int(0));
     ok(&mut con, &["CMS.INITBYDIM", "k", "1000", "100"]);
 }
+
+/// INITBYDIM and INITBYPROB check their two numbers in turn, as RedisBloom does: the first one
+/// out of range is reported before a second that is no number.
+#[test]
+fn dimensions_are_checked_in_redisbloom_order() {
+    let commands: Script = [
+        "CMS.INITBYPROB x 0 nan",
+        "CMS.INITBYPROB x 0 abc",
+        "CMS.INITBYPROB x 1 abc",
+        "CMS.INITBYPROB x inf abc",
+        "CMS.INITBYPROB x 0.5 abc",
+        "CMS.INITBYPROB x abc 0",
+        "CMS.INITBYPROB x 0.5 2",
+        "CMS.INITBYDIM x 0 abc",
+        "CMS.INITBYDIM x -1 abc",
+        "CMS.INITBYDIM x abc 0",
+        "CMS.INITBYDIM x 10 abc",
+        "CMS.INITBYDIM x 10 0",
+    ]
+    .iter()
+    .map(|line| words(line))
+    .collect();
+    let (ours, theirs) = (Server::start(), Server::start_redisbloom(&[]));
+    assert_same_replies(&ours, &theirs, &commands);
+}

@@ -150,3 +150,34 @@ fn increments_are_checked_first_bounded_and_loaded_sketches_decay() {
     assert_eq!(error, "ERR Insufficient memory to create topk data structure");
     assert_eq!(value(&mut con, "EXISTS huge"), Value::Int(0));
 }
+
+/// Arguments are checked in RedisBloom's order: RESERVE's each in turn, one that is no number
+/// reported in its turn; INCRBY's key before its increments. Items holding a NUL are listed
+/// and expelled cut at it, as RedisBloom replies its C strings, and still match whole.
+#[test]
+fn arguments_are_checked_and_items_replied_as_redisbloom_does() {
+    let mut commands: Script = [
+        "TOPK.RESERVE r 0 abc 0 0.9",
+        "TOPK.RESERVE r 2 0 abc 0.9",
+        "TOPK.RESERVE r 2 10 0 abc",
+        "TOPK.RESERVE r abc 0 0 0",
+        "TOPK.RESERVE r -1 10 5 x",
+        "TOPK.INCRBY nokey a x",
+        "SET s x",
+        "TOPK.INCRBY s a x",
+        "TOPK.RESERVE t 3 8 7 1",
+        "TOPK.RESERVE u 1 8 7 1",
+    ]
+    .iter()
+    .map(|line| words(line))
+    .collect();
+    let with_nul = |words: &[&str]| words.iter().map(|word| word.to_string()).collect::<Vec<String>>();
+    commands.push(with_nul(&["TOPK.ADD", "t", "a\0b", "\0"]));
+    commands.push(words("TOPK.LIST t WITHCOUNT"));
+    commands.push(words("TOPK.LIST t"));
+    commands.push(with_nul(&["TOPK.ADD", "u", "a\0b", "c", "c"]));
+    commands.push(with_nul(&["TOPK.QUERY", "t", "a\0b", "a", "\0", ""]));
+    commands.push(with_nul(&["TOPK.COUNT", "t", "a\0b", "a"]));
+    let (ours, theirs) = (Server::start(), Server::start_redisbloom(&[]));
+    assert_same_replies(&ours, &theirs, &commands);
+}
