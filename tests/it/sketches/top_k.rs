@@ -171,7 +171,7 @@ fn arguments_are_checked_and_items_replied_as_redisbloom_does() {
     .iter()
     .map(|line| words(line))
     .collect();
-    let with_nul = |words: &[&str]| words.iter().map(|word| word.to_string()).collect::<Vec<String>>();
+    let with_nul = |words: &[&str]| words.iter().map(ToString::to_string).collect::<Vec<String>>();
     commands.push(with_nul(&["TOPK.ADD", "t", "a\0b", "\0"]));
     commands.push(words("TOPK.LIST t WITHCOUNT"));
     commands.push(words("TOPK.LIST t"));
