@@ -117,7 +117,8 @@ fn reply_fields(
 }
 
 /// BF.DEBUG key: for a plain filter, the item count, then one line per sub-filter; for a
-/// windowed one, the window, then one line per live generation.
+/// windowed one, the window, then one line per generation it holds (expired ones too, until
+/// a rotation drops them: what the memory holds, where BF.CARD answers by the clock).
 pub fn debug(call: &Call) -> Result<(), CommandError> {
     let key = call.open_key();
     match held(&key)?.ok_or(CommandError::NotFound)? {

@@ -5,7 +5,8 @@ use redis_module::raw;
 /// A double as the server reads one (`RedisModule_StringToDouble`, which RedisBloom calls):
 /// no NaN, no leading space, and what else depends on the server. Redis 7 and 8 read C's
 /// `strtod` forms, hexadecimal ones (`0x1p3`) included, and refuse a value out of range
-/// (`1e400`, or `1e-400`, which would read as 0); Valkey 8 and later read no hexadecimal.
+/// (`1e400`, or `1e-400`, which would read as 0); Valkey 9 reads no hexadecimal (nor 8.1 built
+/// with fast_float).
 /// Plain decimal text that reads as a finite number other than 0 reads alike everywhere and
 /// is read here, fast (a TDIGEST.ADD reads hundreds); the rest is the server's to answer.
 /// Without a server (unit tests), Rust's reading stands for it.

@@ -179,13 +179,15 @@ fn doubles_in_arguments_are_read_as_redisbloom_reads_them() {
         "",
     ];
     for (index, text) in texts.iter().enumerate() {
-        let key = format!("k{index}");
+        // A key of its own for each creation: one that exists is refused before its numbers
+        // are read.
+        let keys = ["error", "probability", "decay", "rate"].map(|read| format!("{read}:{index}"));
         let commands: [Vec<&str>; 5] = [
             vec!["TDIGEST.ADD", "digest", text],
-            vec!["CMS.INITBYPROB", &key, text, "0.5"],
-            vec!["CMS.INITBYPROB", &key, "0.01", text],
-            vec!["TOPK.RESERVE", &key, "5", "100", "4", text],
-            vec!["BF.RESERVE", &key, text, "100"],
+            vec!["CMS.INITBYPROB", &keys[0], text, "0.5"],
+            vec!["CMS.INITBYPROB", &keys[1], "0.01", text],
+            vec!["TOPK.RESERVE", &keys[2], "5", "100", "4", text],
+            vec!["BF.RESERVE", &keys[3], text, "100"],
         ];
         let replies = [&ours, &theirs].map(|server| {
             let mut con = server.connection();

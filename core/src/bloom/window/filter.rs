@@ -359,8 +359,9 @@ impl WindowFilter {
         hashes
     }
 
-    /// About how many distinct items were added within the window (BF.CARD): each item
-    /// counts in the generation of its latest add only, until that one is dropped.
+    /// About how many distinct items were added within the generations held (what a replica's
+    /// BF.CARD answers): each item counts in the generation of its latest add only, until
+    /// that one is dropped.
     pub fn items(&self) -> u64 {
         self.totals.items
     }

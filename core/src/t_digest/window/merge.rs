@@ -4,7 +4,7 @@
 //! command's order, at the plain merge's compression: `COMPRESSION`'s, else the destination's
 //! unless `OVERRIDE`, else the largest of the sources'. A digest with no generation in a span
 //! takes part in that span's merge as an empty digest, as an empty plain digest takes part in
-//! a plain merge (it may add a compression), so that a window whose values all fell in one
+//! a plain merge (it may add a compression), so that a window whose values all fell in the current
 //! span merges exactly as plain digests of the same values do.
 //!
 //! The destination's current span (the master rotated it to its clock, and replicated that)
