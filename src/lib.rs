@@ -22,6 +22,7 @@ use shared::command::{self, Command};
 use shared::config;
 use shared::key_timer::{self, KeyTimer};
 use shared::metrics::{self, Metrics};
+use shared::{parse, server_double};
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -164,6 +165,7 @@ fn initialize(ctx: &Context, args: &[RedisString]) -> Status {
         COMMAND_TABLES.iter().filter_map(|table| table.first()).map(|c| c.category).collect();
     command::add_acl_categories(ctx.ctx, &categories);
     metrics::register(ctx.ctx, &METRICS);
+    parse::read_doubles_with(server_double::read);
     key_timer::start(ctx.ctx, &KEY_TIMERS);
     for command in COMMAND_TABLES.iter().flat_map(|table| table.iter()) {
         if !command::register(ctx.ctx, command) {

@@ -17,7 +17,8 @@
 //! - [`double_text`]: a double spelled as glibc's `%.17g` spells it, as Redis 7.0 replies one;
 //! - [`command`]: the command table, the entry point with its panic guard, COMMAND INFO;
 //! - [`docs`]: COMMAND DOCS's description of arguments;
-//! - [`parse`]: integers, floats and keywords as Redis reads them.
+//! - [`parse`]: integers, floats and keywords as Redis reads them;
+//! - [`server_double`]: the server's own reading of a double, for what `parse` leaves to it.
 
 #[cfg(not(test))]
 pub mod alloc;
@@ -34,3 +35,4 @@ pub mod keyspace;
 pub mod metrics;
 pub mod parse;
 pub mod record_type;
+pub mod server_double;

@@ -1,20 +1,30 @@
 //! Arguments as Redis reads them: integers, floats and keywords, over the arguments' bytes.
 
-use redis_module::raw;
+use std::sync::OnceLock;
+
+/// The server's reading of a double ([`float`]): set when the module loads
+/// (`shared::server_double`); unset without a server (the unit tests, and the fuzz targets,
+/// which compile these parsers alone), where Rust's reading stands for it.
+static SERVER_READS: OnceLock<fn(&[u8]) -> Option<f64>> = OnceLock::new();
+
+/// Doubles that are not plain decimal text go to `reader` from now on.
+pub fn read_doubles_with(reader: fn(&[u8]) -> Option<f64>) {
+    let _ = SERVER_READS.set(reader);
+}
 
 /// A double as the server reads one (`RedisModule_StringToDouble`, which RedisBloom calls):
 /// no NaN, no leading space, and what else depends on the server. Redis 7 and 8 read C's
 /// `strtod` forms, hexadecimal ones (`0x1p3`) included, and refuse a value out of range
 /// (`1e400`, or `1e-400`, which would read as 0); Valkey 9 reads no hexadecimal (nor 8.1 built
-/// with fast_float).
-/// Plain decimal text that reads as a finite number other than 0 reads alike everywhere and
-/// is read here, fast (a TDIGEST.ADD reads hundreds); the rest is the server's to answer.
-/// Without a server (unit tests), Rust's reading stands for it.
+/// with fast_float). Plain decimal text that reads as a finite number other than 0 reads
+/// alike everywhere and is read here, fast (a TDIGEST.ADD reads hundreds); the rest is the
+/// server's to answer.
 pub fn float(bytes: &[u8]) -> Option<f64> {
     let read: Option<f64> = std::str::from_utf8(bytes).ok().and_then(|text| text.parse().ok());
-    match read {
-        Some(value) if value.is_finite() && (value != 0.0 || only_zero_digits(bytes)) => Some(value),
-        _ => server_float(bytes).unwrap_or_else(|NoServer| read.filter(|value| !value.is_nan())),
+    match (read, SERVER_READS.get()) {
+        (Some(value), _) if value.is_finite() && (value != 0.0 || only_zero_digits(bytes)) => Some(value),
+        (_, Some(server)) => server(bytes),
+        (read, None) => read.filter(|value| !value.is_nan()),
     }
 }
 
@@ -25,33 +35,6 @@ fn only_zero_digits(bytes: &[u8]) -> bool {
         .iter()
         .take_while(|&&byte| !byte.eq_ignore_ascii_case(&b'e'))
         .all(|byte| !matches!(byte, b'1'..=b'9'))
-}
-
-/// Outside a server: the module's unit tests.
-struct NoServer;
-
-/// The server's reading of `bytes` (`None`: not a number).
-fn server_float(bytes: &[u8]) -> Result<Option<f64>, NoServer> {
-    // SAFETY: the API's function pointers, set once when the module is loaded.
-    let functions = unsafe {
-        (raw::RedisModule_CreateString, raw::RedisModule_StringToDouble, raw::RedisModule_FreeString)
-    };
-    let (Some(create), Some(to_double), Some(free)) = functions else {
-        return Err(NoServer);
-    };
-    let mut value = 0.0;
-    // SAFETY: a string of the server's, made from bytes we hold and freed before returning;
-    // with no context, it is nobody else's to free.
-    let read = unsafe {
-        let string = create(std::ptr::null_mut(), bytes.as_ptr().cast(), bytes.len());
-        if string.is_null() {
-            return Ok(None);
-        }
-        let read = to_double(string, &raw mut value);
-        free(std::ptr::null_mut(), string);
-        read
-    };
-    Ok((read == raw::REDISMODULE_OK as std::os::raw::c_int).then_some(value))
 }
 
 /// An integer as Redis reads one: an optional minus, no plus, no leading zeros, no "-0".
