@@ -133,17 +133,22 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
         let key = call.open_key_at(first_source + index).ok_or(CmsError::WrongNumberOfKeys)?;
         let is_destination = key.holds_same_value_as(&destination);
         if !is_destination {
-            match (held(&key)?.ok_or(CmsError::KeyMissing)?, held(&destination)?) {
-                (Held::Plain(source), Some(Held::Plain(target))) => {
-                    if !source.same_dimensions(target) {
-                        return Err(CmsError::DimensionsDiffer.into());
-                    }
-                    if source.cell_size() != target.cell_size() {
-                        return Err(CmsError::CellSizesDiffer.into());
-                    }
-                }
-                (Held::Windowed(_), Some(Held::Windowed(_))) => {}
-                _ => return Err(CmsError::WindowedWithPlain.into()),
+            // Each source's shape is checked in its turn, windowed sketches too, so that a
+            // merge with several faults answers the first as a plain one does.
+            let shape = |held| match held {
+                Held::Plain(sketch) => (false, sketch.width(), sketch.depth(), sketch.cell_size()),
+                Held::Windowed(sketch) => (true, sketch.width(), sketch.depth(), sketch.cell_size()),
+            };
+            let source = shape(held(&key)?.ok_or(CmsError::KeyMissing)?);
+            let target = held(&destination)?.map(shape).ok_or(CmsError::KeyMissing)?;
+            if source.0 != target.0 {
+                return Err(CmsError::WindowedWithPlain.into());
+            }
+            if (source.1, source.2) != (target.1, target.2) {
+                return Err(CmsError::DimensionsDiffer.into());
+            }
+            if source.3 != target.3 {
+                return Err(CmsError::CellSizesDiffer.into());
             }
         }
         sources.push((key, is_destination, weight));

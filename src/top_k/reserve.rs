@@ -27,7 +27,9 @@ pub fn reserve(call: &Call) -> Result<(), CommandError> {
     let positional = match call.argc() {
         3 => 3,
         _ if window_keyword(3) => 3,
-        argc if argc >= 6 => 6,
+        // A window's words among width, depth and decay: a list given two of the three, as
+        // plain `TOPK.RESERVE key k width` is.
+        argc if argc >= 6 && !(4..6).any(window_keyword) => 6,
         _ => return Err(CommandError::WrongArity),
     };
     let schedule = trailing(&args, positional, CommandError::WrongArity)?;

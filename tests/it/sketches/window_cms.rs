@@ -130,6 +130,11 @@ fn windowed_sketches_take_every_cms_command() {
         ("CMS.MERGE m 1 plain", "CMS: windowed and plain sketches do not merge together"),
         ("CMS.MERGE plain 1 w", "CMS: windowed and plain sketches do not merge together"),
         ("CMS.MERGE m 2 w missing", "CMS: key does not exist"),
+        // Source by source, as a plain merge checks them: a first source of another shape is
+        // answered before a later one's weight or key.
+        ("CMS.MERGE m 2 p m WEIGHTS 1 x", "CMS: width/depth is not equal"),
+        ("CMS.MERGE m 2 p missing", "CMS: width/depth is not equal"),
+        ("CMS.MERGE m 2 narrow m WEIGHTS 1 x", "CMS: cell size is not equal"),
         ("CMS.MERGE m 1 w WEIGHTS -1", "CMS: MERGE overflow"),
         ("CMS.ROTATE w 123", "ERR CMS.ROTATE is sent by a master to its replicas and the AOF"),
         ("CMS.INCRBY missing a 1", "CMS: key does not exist"),

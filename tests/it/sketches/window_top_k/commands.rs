@@ -29,7 +29,14 @@ fn bad_windows_and_arguments_are_refused_and_create_nothing() {
             "TOPK.RESERVE x 3 50 4 0.9 WINDOW 1000 x",
             "ERR wrong number of arguments for 'topk.reserve' command",
         ),
-        ("TOPK.RESERVE x 3 50 WINDOW 1000", "TopK: invalid depth"),
+        // Two of width, depth and decay, as plain `TOPK.RESERVE x 3 50`: the count is wrong,
+        // whatever follows (GENERATIONS once answered that it needs WINDOW).
+        ("TOPK.RESERVE x 3 50 WINDOW 1000", "ERR wrong number of arguments for 'topk.reserve' command"),
+        (
+            "TOPK.RESERVE x 3 50 WINDOW 1000 GENERATIONS 2",
+            "ERR wrong number of arguments for 'topk.reserve' command",
+        ),
+        ("TOPK.RESERVE x 3 50 4 WINDOW 1000", "ERR wrong number of arguments for 'topk.reserve' command"),
         ("TOPK.RESERVE x 0 WINDOW 1000", "TopK: invalid k"),
         ("TOPK.RESERVE x 3 50 4 1.5 WINDOW 1000", "TopK: invalid decay value. must be '<= 1' & '> 0'"),
         (
