@@ -267,3 +267,28 @@ fn info_bf_lists_every_field_in_its_order() {
         BLOOM_FIELDS.iter().chain(&expected).map(|name| format!("bf_{name}")).collect();
     assert_eq!(names, expected);
 }
+
+/// A windowed filter counts in `bf_bytes` as its `BF.INFO` Size and MEMORY USAGE count it
+/// (its structure too, not only its generations' bits): empty, filled, past its base into
+/// an overflow, and gone.
+#[test]
+fn windowed_filters_count_their_whole_memory() {
+    let server = Server::start();
+    let mut con = server.connection();
+    let size = |con: &mut redis::Connection, key: &str| -> i64 {
+        let Value::Array(size) = ok(con, &["BF.INFO", key, "SIZE"]) else { panic!("BF.INFO SIZE") };
+        let Value::Int(bytes) = size[0] else { panic!("an integer size") };
+        bytes
+    };
+    ok(&mut con, &["BF.RESERVE", "empty", "0.01", "1000", "WINDOW", "86400000"]);
+    ok(&mut con, &["BF.RESERVE", "filled", "0.01", "1000", "WINDOW", "86400000"]);
+    madd_all(&mut con, "filled", (0..100).map(|n| format!("f{n}")));
+    ok(&mut con, &["BF.RESERVE", "burst", "0.01", "100", "WINDOW", "86400000"]);
+    madd_all(&mut con, "burst", (0..1000).map(|n| format!("b{n}")));
+    let keys = ["empty", "filled", "burst"];
+    let sizes: Vec<i64> = keys.iter().map(|key| size(&mut con, key)).collect();
+    assert!(sizes[0] > 0 && sizes[1] > sizes[0] && sizes[2] > sizes[1], "{sizes:?}");
+    assert_eq!(info_bf(&mut con)["bytes"], sizes.iter().sum::<i64>());
+    ok(&mut con, &["DEL", "filled"]);
+    assert_eq!(info_bf(&mut con)["bytes"], sizes[0] + sizes[2]);
+}

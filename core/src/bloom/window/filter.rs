@@ -44,10 +44,13 @@ pub struct WindowFilter {
     base_limit: Option<u64>,
 }
 
-/// What [`WindowFilter::totals`] answers: bytes of bit arrays, latest items, links.
+/// What [`WindowFilter::totals`] is made of: bytes of bit arrays, what dropping the
+/// generations would return (their bits and overflows, [`Generation::memory_bytes`]), latest
+/// items, links.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Totals {
     bytes: usize,
+    memory: usize,
     items: u64,
     links: usize,
 }
@@ -58,6 +61,7 @@ impl Totals {
         let mut totals = Totals::default();
         for generation in generations.iter() {
             totals.bytes += generation.value.bits_bytes();
+            totals.memory += generation.value.memory_bytes();
             totals.items += generation.value.latest;
             totals.links += generation.value.link_count();
         }
@@ -136,6 +140,7 @@ impl WindowFilter {
         for dropped in &rotation.dropped {
             let totals = &mut self.totals;
             totals.bytes -= dropped.value.bits_bytes();
+            totals.memory -= dropped.value.memory_bytes();
             totals.items -= dropped.value.latest;
             totals.links -= dropped.value.link_count();
         }
@@ -241,9 +246,11 @@ impl WindowFilter {
         mut max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
         let WindowFilter { params, generations, layouts, totals, .. } = self;
-        let sizes = |generation: &Generation| (generation.bits_bytes(), generation.link_count());
-        let (bytes_before, links_before) =
-            generations.current().map_or((0, 0), |current| sizes(&current.value));
+        let sizes = |generation: &Generation| {
+            (generation.bits_bytes(), generation.memory_bytes(), generation.link_count())
+        };
+        let (bytes_before, memory_before, links_before) =
+            generations.current().map_or((0, 0, 0), |current| sizes(&current.value));
         // What the current generation may take is what the others leave of the budget.
         let older_bytes = totals.bytes - bytes_before;
         let current = generations
@@ -251,8 +258,9 @@ impl WindowFilter {
         let added = current.insert_hash(hash, pattern, base_limit, params, layouts, || {
             max_bytes().saturating_sub(older_bytes)
         });
-        let (bytes_after, links_after) = sizes(current);
+        let (bytes_after, memory_after, links_after) = sizes(current);
         totals.bytes = totals.bytes - bytes_before + bytes_after;
+        totals.memory = totals.memory - memory_before + memory_after;
         totals.links = totals.links - links_before + links_after;
         added
     }
@@ -387,10 +395,11 @@ impl WindowFilter {
         self.totals.links
     }
 
-    /// Bytes of bit arrays, items ([`items`](Self::items)) and links, as kept: what the
-    /// module's metrics follow around every write.
+    /// Bytes as [`memory_bytes`](Self::memory_bytes) counts them, items
+    /// ([`items`](Self::items)) and links, as kept: what the module's metrics follow around
+    /// every write.
     pub fn totals(&self) -> (usize, u64, usize) {
-        (self.totals.bytes, self.totals.items, self.totals.links)
+        (self.memory_bytes(), self.totals.items, self.totals.links)
     }
 
     /// Whether the kept sums are the generations' (the tests' check on the bookkeeping).
@@ -404,11 +413,10 @@ impl WindowFilter {
         self.totals.bytes
     }
 
-    /// Everything this filter holds allocated: what MEMORY USAGE and BF.INFO report.
+    /// Everything this filter holds allocated: what MEMORY USAGE and BF.INFO report (the
+    /// generations' part kept as they change).
     pub fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<WindowFilter>()
-            + self.generations.room_bytes()
-            + self.generations().map(|generation| generation.value.memory_bytes()).sum::<usize>()
+        std::mem::size_of::<WindowFilter>() + self.generations.room_bytes() + self.totals.memory
     }
 
     /// Each link's bits, in order: generations oldest first, each one's links in order.
