@@ -29,10 +29,11 @@ pub struct WindowFilter {
     /// write asks for them twice (the module's metrics), and summing the generations each
     /// time cost about 200 instructions.
     totals: Totals,
-    /// Whether lookups ask for their cache lines ahead ([`prefetches`]): decided when the
-    /// filter is made or loaded and at each rotation, since asking costs a lookup of a small
-    /// filter about 30 instructions. A filter loaded with no generation prefetches until its
-    /// next rotation, its base links' size unknown until then: only speed depends on it.
+    /// Whether lookups and batches ask for their cache lines ahead ([`prefetches`]; a single
+    /// add always asks): decided when the filter is made or loaded and at each rotation, since
+    /// asking costs a lookup of a small filter about 30 instructions. A filter loaded with no
+    /// generation prefetches until its next rotation, its base links' size unknown until then:
+    /// only speed depends on it.
     prefetch_pays: bool,
     /// Whether the live generations pool their error rates ([`pool`](super::pool)): set on
     /// the filters this version creates, and kept by their records (a flag of the header),
@@ -189,7 +190,13 @@ impl WindowFilter {
         hash: &ItemHash,
         max_bytes: impl FnMut() -> usize,
     ) -> Result<bool, FilterError> {
-        self.prefetch(hash, None, false);
+        // An add asks for its lines whatever the filter's size, where a lookup asks only when
+        // it pays: it writes the current generation's blocks and then reads every older one's,
+        // and asking first overlapped those loads. A 15,000-item window (34 KB) through the
+        // server, six runs each, BF.ADD against a plain filter's: 1.34-1.41 -> 1.17-1.31,
+        // sent in bursts every 100 ms 1.41-1.61 -> 1.21-1.33; lookups measured the same
+        // either way, and keep their choice.
+        self.ask_for_lines(hash, None, false);
         self.insert_prefetched(hash, max_bytes)
     }
 
@@ -348,9 +355,14 @@ impl WindowFilter {
     /// of the core's caches.
     #[inline]
     fn prefetch(&self, hash: &ItemHash, now_ms: Option<u64>, every_block: bool) {
-        if !self.prefetch_pays {
-            return;
+        if self.prefetch_pays {
+            self.ask_for_lines(hash, now_ms, every_block);
         }
+    }
+
+    /// The item's cache lines in every live generation, asked for.
+    #[inline]
+    fn ask_for_lines(&self, hash: &ItemHash, now_ms: Option<u64>, every_block: bool) {
         let (older, current) = self.generations.live_parts(now_ms);
         for generation in current.into_iter().chain(older) {
             generation.value.prefetch(hash, every_block);
