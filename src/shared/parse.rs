@@ -5,10 +5,13 @@ use std::sync::OnceLock;
 /// The server's reading of a double ([`float`]): set when the module loads
 /// (`shared::server_double`); unset without a server (the unit tests, and the fuzz targets,
 /// which compile these parsers alone), where Rust's reading stands for it.
-static SERVER_READS: OnceLock<fn(&[u8]) -> Option<f64>> = OnceLock::new();
+static SERVER_READS: OnceLock<DoubleReader> = OnceLock::new();
+
+/// Reads a double from an argument's bytes; `None` for text that is not one.
+pub type DoubleReader = fn(&[u8]) -> Option<f64>;
 
 /// Doubles that are not plain decimal text go to `reader` from now on.
-pub fn read_doubles_with(reader: fn(&[u8]) -> Option<f64>) {
+pub fn read_doubles_with(reader: DoubleReader) {
     let _ = SERVER_READS.set(reader);
 }
 
@@ -16,7 +19,7 @@ pub fn read_doubles_with(reader: fn(&[u8]) -> Option<f64>) {
 /// no NaN, no leading space, and what else depends on the server. Redis 7 and 8 read C's
 /// `strtod` forms, hexadecimal ones (`0x1p3`) included, and refuse a value out of range
 /// (`1e400`, or `1e-400`, which would read as 0); Valkey 9 reads no hexadecimal (nor 8.1 built
-/// with fast_float). Plain decimal text that reads as a finite number other than 0 reads
+/// with `fast_float`). Plain decimal text that reads as a finite number other than 0 reads
 /// alike everywhere and is read here, fast (a TDIGEST.ADD reads hundreds); the rest is the
 /// server's to answer.
 pub fn float(bytes: &[u8]) -> Option<f64> {
