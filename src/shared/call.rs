@@ -139,22 +139,21 @@ impl<'a> Call<'a> {
     /// references): copying every argument, as the binding's helper does, cost about a
     /// third of a replicated creation's 5,000 instructions (callgrind, BF.RESERVE).
     pub fn replicate(&self, command: &CStr, args: &[Replicated]) {
-        let strings: Vec<(*mut raw::RedisModuleString, bool)> = args
+        let pointers: Vec<*mut raw::RedisModuleString> = args
             .iter()
             .map(|arg| match *arg {
                 Replicated::Argument(index) => {
                     debug_assert!(index < self.argv.len(), "argument {index} of {}", self.argv.len());
-                    (self.argv.get(index).copied().unwrap_or(std::ptr::null_mut()), false)
+                    self.argv.get(index).copied().unwrap_or(std::ptr::null_mut())
                 }
-                // SAFETY: a new string of bytes we hold, with no context: ours to free.
+                // SAFETY: a new string of bytes we hold, with no context: ours to free below.
                 Replicated::Bytes(bytes) => unsafe {
-                    let create = raw::RedisModule_CreateString
-                        .map(|create| create(std::ptr::null_mut(), bytes.as_ptr().cast(), bytes.len()));
-                    (create.unwrap_or(std::ptr::null_mut()), true)
+                    raw::RedisModule_CreateString.map_or(std::ptr::null_mut(), |create| {
+                        create(std::ptr::null_mut(), bytes.as_ptr().cast(), bytes.len())
+                    })
                 },
             })
             .collect();
-        let pointers: Vec<*mut raw::RedisModuleString> = strings.iter().map(|&(string, _)| string).collect();
         // SAFETY: live context; every string is live (an argument of this call, or made
         // above) and Redis takes its own references before returning.
         unsafe {
@@ -163,8 +162,8 @@ impl<'a> Call<'a> {
                     replicate(self.ctx, command.as_ptr(), c"v".as_ptr(), pointers.as_ptr(), pointers.len());
                 }
             }
-            for &(string, owned) in &strings {
-                if owned && !string.is_null() {
+            for (arg, &string) in args.iter().zip(&pointers) {
+                if matches!(arg, Replicated::Bytes(_)) && !string.is_null() {
                     if let Some(free) = raw::RedisModule_FreeString {
                         free(std::ptr::null_mut(), string);
                     }
