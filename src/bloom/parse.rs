@@ -185,30 +185,20 @@ mod tests {
         let window = parsed.creation.and_then(|creation| creation.window);
         assert_eq!(window, Schedule::new(1000, DEFAULT_GENERATIONS).ok());
         let redisbloom_default = Creation { format: Format::RedisBloom, ..DEFAULTS };
+        let window = |error: WindowError| Some(CommandError::from(error));
+        let no_redisbloom_format = Some(CommandError::from(BfError::WindowInRedisBloomFormat));
         for (line, defaults, error) in [
-            ("BF.RESERVE k 0.01 100 WINDOW 0", DEFAULTS, Some(WindowError::WindowOutOfRange.into())),
+            ("BF.RESERVE k 0.01 100 WINDOW 0", DEFAULTS, window(WindowError::WindowOutOfRange)),
             (
                 "BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 4",
                 DEFAULTS,
-                Some(WindowError::GenerationsOutOfRange.into()),
+                window(WindowError::GenerationsOutOfRange),
             ),
-            (
-                "BF.INSERT k GENERATIONS 4 ITEMS a",
-                DEFAULTS,
-                Some(WindowError::GenerationsWithoutWindow.into()),
-            ),
+            ("BF.INSERT k GENERATIONS 4 ITEMS a", DEFAULTS, window(WindowError::GenerationsWithoutWindow)),
             // RedisBloom's format, named, cannot hold a window; this module's may be named,
             // and a default of RedisBloom's format gives way to the window.
-            (
-                "BF.RESERVE k 0.01 100 FORMAT REDISBLOOM WINDOW 1000",
-                DEFAULTS,
-                Some(BfError::WindowInRedisBloomFormat.into()),
-            ),
-            (
-                "BF.INSERT k WINDOW 9 format redisbloom ITEMS a",
-                DEFAULTS,
-                Some(BfError::WindowInRedisBloomFormat.into()),
-            ),
+            ("BF.RESERVE k 0.01 100 FORMAT REDISBLOOM WINDOW 1000", DEFAULTS, no_redisbloom_format),
+            ("BF.INSERT k WINDOW 9 format redisbloom ITEMS a", DEFAULTS, no_redisbloom_format),
             ("BF.RESERVE k 0.01 100 WINDOW 1000", redisbloom_default, None),
             ("BF.INSERT k FORMAT REDBLOOM WINDOW 1000 ITEMS a", redisbloom_default, None),
         ] {
