@@ -27,6 +27,13 @@ const BLOOM_FIELDS: [&str; 10] = [
     "refused_creations",
 ];
 
+/// `BF.INFO key SIZE`: what `bf_bytes` counts of the filter.
+fn filter_size(con: &mut redis::Connection, key: &str) -> i64 {
+    let Value::Array(size) = ok(con, &["BF.INFO", key, "SIZE"]) else { panic!("BF.INFO SIZE") };
+    let Value::Int(bytes) = size[0] else { panic!("an integer size") };
+    bytes
+}
+
 /// Waits until `field` of `INFO bf` is `expected`: values replaced or flushed may still be
 /// freeing on the lazy-free thread (Valkey).
 fn wait_for_info(con: &mut redis::Connection, field: &str, expected: i64) {
@@ -275,20 +282,33 @@ fn info_bf_lists_every_field_in_its_order() {
 fn windowed_filters_count_their_whole_memory() {
     let server = Server::start();
     let mut con = server.connection();
-    let size = |con: &mut redis::Connection, key: &str| -> i64 {
-        let Value::Array(size) = ok(con, &["BF.INFO", key, "SIZE"]) else { panic!("BF.INFO SIZE") };
-        let Value::Int(bytes) = size[0] else { panic!("an integer size") };
-        bytes
-    };
     ok(&mut con, &["BF.RESERVE", "empty", "0.01", "1000", "WINDOW", "86400000"]);
     ok(&mut con, &["BF.RESERVE", "filled", "0.01", "1000", "WINDOW", "86400000"]);
     madd_all(&mut con, "filled", (0..100).map(|n| format!("f{n}")));
     ok(&mut con, &["BF.RESERVE", "burst", "0.01", "100", "WINDOW", "86400000"]);
     madd_all(&mut con, "burst", (0..1000).map(|n| format!("b{n}")));
     let keys = ["empty", "filled", "burst"];
-    let sizes: Vec<i64> = keys.iter().map(|key| size(&mut con, key)).collect();
+    let sizes: Vec<i64> = keys.iter().map(|key| filter_size(&mut con, key)).collect();
     assert!(sizes[0] > 0 && sizes[1] > sizes[0] && sizes[2] > sizes[1], "{sizes:?}");
     assert_eq!(info_bf(&mut con)["bytes"], sizes.iter().sum::<i64>());
     ok(&mut con, &["DEL", "filled"]);
     assert_eq!(info_bf(&mut con)["bytes"], sizes[0] + sizes[2]);
+}
+
+/// A windowed filter whose generations all expired gives back everything but what a new one
+/// takes, the room for its generations included, by the timer's rotation alone.
+#[test]
+fn an_idle_windowed_filter_takes_what_a_new_one_does() {
+    let server = Server::start();
+    let mut con = server.connection();
+    for key in ["new", "old"] {
+        ok(&mut con, &["BF.RESERVE", key, "0.01", "1000", "WINDOW", "300"]);
+    }
+    let new = filter_size(&mut con, "new");
+    madd_all(&mut con, "old", (0..500).map(|n| format!("i{n}")));
+    assert!(filter_size(&mut con, "old") > new);
+    // Everything expires within 375 ms of the last add; the timer visits every 100 ms.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(filter_size(&mut con, "old"), new);
+    assert_eq!(info_bf(&mut con)["bytes"], 2 * new);
 }

@@ -51,6 +51,12 @@ pub enum AddError {
     OutOfMemory,
 }
 
+impl From<AllocationFailed> for AddError {
+    fn from(_: AllocationFailed) -> AddError {
+        AddError::OutOfMemory
+    }
+}
+
 /// Why TDIGEST.MERGE made no digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MergeError {

@@ -42,16 +42,18 @@ pub struct Generations<T> {
     /// Start of the span that writes go to, set by the last rotation.
     current_start_ms: u64,
     current: Option<Stamped<T>>,
-    /// Each expires after `current_start_ms`; room for all there can be is reserved, so that
-    /// a rotation never allocates.
+    /// Each expires after `current_start_ms`. While any generation is held, room for all
+    /// there can be is reserved, so that a rotation never allocates; while none is (a new
+    /// value, or an idle one whose generations all expired) there is no room, so that the
+    /// many idle keys of a windowed type cost only their fixed parts.
     older: Vec<Stamped<T>>,
 }
 
 impl<T> Generations<T> {
     /// No generation, the current span at the epoch: a new value's, which its creator rotates
     /// to its clock (a master, replicating the rotation, so that every copy starts alike).
-    pub fn new(schedule: Schedule) -> Result<Generations<T>, AllocationFailed> {
-        Ok(Generations { schedule, current_start_ms: 0, current: None, older: older_list(&schedule)? })
+    pub fn new(schedule: Schedule) -> Generations<T> {
+        Generations { schedule, current_start_ms: 0, current: None, older: Vec::new() }
     }
 
     /// The window and its generations.
@@ -74,12 +76,20 @@ impl<T> Generations<T> {
         self.current.as_mut()
     }
 
-    /// The current span's generation, opened with `open` when this is the span's first write.
-    /// When `open` fails nothing changes.
-    pub fn current_or_open<E>(&mut self, open: impl FnOnce() -> Result<T, E>) -> Result<&mut T, E> {
+    /// The current span's generation, opened with `open` when this is the span's first write
+    /// (and the room for older generations reserved with it, if none was). When `open` or the
+    /// room fails nothing changes.
+    pub fn current_or_open<E: From<AllocationFailed>>(
+        &mut self,
+        open: impl FnOnce() -> Result<T, E>,
+    ) -> Result<&mut T, E> {
         let stamped = match &mut self.current {
             Some(stamped) => stamped,
-            slot @ None => slot.insert(Stamped { start_ms: self.current_start_ms, value: open()? }),
+            slot @ None => {
+                let value = open()?;
+                reserve_room(&mut self.older, &self.schedule)?;
+                slot.insert(Stamped { start_ms: self.current_start_ms, value })
+            }
         };
         Ok(&mut stamped.value)
     }
@@ -182,7 +192,15 @@ impl<T> Generations<T> {
             }
             self.current_start_ms = span_start;
         }
+        self.release_room_when_empty();
         Rotation { advanced, dropped }
+    }
+
+    /// Gives the room for older generations back once no generation is held.
+    fn release_room_when_empty(&mut self) {
+        if self.current.is_none() && self.older.is_empty() {
+            self.older = Vec::new();
+        }
     }
 
     /// When [`rotate`](Self::rotate) will next change more than the current span's start: the
@@ -215,6 +233,7 @@ impl<T> Generations<T> {
     pub fn clear(&mut self) -> Vec<Stamped<T>> {
         let mut dropped: Vec<Stamped<T>> = self.older.drain(..).collect();
         dropped.extend(self.current.take());
+        self.release_room_when_empty();
         dropped
     }
 
@@ -223,7 +242,10 @@ impl<T> Generations<T> {
     where
         E: From<AllocationFailed>,
     {
-        let mut older = older_list(&self.schedule)?;
+        let mut older = Vec::new();
+        if self.current.is_some() || !self.older.is_empty() {
+            reserve_room(&mut older, &self.schedule)?;
+        }
         for generation in &self.older {
             older.push(Stamped { start_ms: generation.start_ms, value: copy(&generation.value)? });
         }
@@ -279,8 +301,11 @@ impl<T> Generations<T> {
         if count > u64::from(schedule.max_live_generations()) {
             return Err(malformed("more generations than can be alive"));
         }
-        let mut loaded = Generations::new(schedule)?;
+        let mut loaded = Generations::new(schedule);
         loaded.current_start_ms = current_start_ms;
+        if count > 0 {
+            reserve_room(&mut loaded.older, &schedule)?;
+        }
         let mut previous: Option<u64> = None;
         for _ in 0..count {
             let start_ms = source.unsigned()?;
@@ -320,13 +345,11 @@ fn malformed(what: &'static str) -> DecodeError {
     DecodeError::Malformed(what)
 }
 
-/// An empty list of older generations with room for all there can be: every generation that
-/// can be alive but the current one (a rotation pushes the closed current generation only
+/// Reserves room in the list of older generations for all there can be: every generation
+/// that can be alive but the current one (a rotation pushes the closed current generation only
 /// once those expired by then are dropped, and a load refuses any older one a rotation to its
 /// current span would have dropped).
-fn older_list<T>(schedule: &Schedule) -> Result<Vec<Stamped<T>>, AllocationFailed> {
-    let mut older = Vec::new();
+fn reserve_room<T>(older: &mut Vec<Stamped<T>>, schedule: &Schedule) -> Result<(), AllocationFailed> {
     let room = schedule.max_live_generations() as usize - 1;
-    older.try_reserve_exact(room).map_err(|_| AllocationFailed)?;
-    Ok(older)
+    older.try_reserve_exact(room.saturating_sub(older.len())).map_err(|_| AllocationFailed)
 }

@@ -1,15 +1,16 @@
 use super::*;
+use crate::bytes::AllocationFailed;
 use crate::decode::{DecodeError, RdbSink, RdbSource, Record, RecordValue};
 
 /// A window of 1000 ms in four spans of 250.
 fn generations() -> Generations<u32> {
-    Generations::new(Schedule::new(1000, 4).unwrap()).unwrap()
+    Generations::new(Schedule::new(1000, 4).unwrap())
 }
 
 /// Writes `value` at `at_ms`, rotating first as a master does.
 fn write(generations: &mut Generations<u32>, at_ms: u64, value: u32) {
     generations.rotate(at_ms);
-    *generations.current_or_open(|| Ok::<u32, ()>(0)).unwrap() += value;
+    *generations.current_or_open(|| Ok::<u32, AllocationFailed>(0)).unwrap() += value;
 }
 
 fn counted(generations: &Generations<u32>, now_ms: Option<u64>) -> u32 {
@@ -52,6 +53,35 @@ fn writes_are_kept_for_the_window_and_forgotten_after() {
             assert!(generations.iter().count() <= 5);
         }
     }
+}
+
+/// Room for older generations is held only while a generation is: a new value and an idle one
+/// whose generations all expired (or were cleared) cost no room, and a value that holds one
+/// has room for every older generation there can be, its copy and its reload too.
+#[test]
+fn room_is_held_only_while_a_generation_is() {
+    let room = 4 * std::mem::size_of::<Stamped<u32>>();
+    let mut generations = generations();
+    assert_eq!(generations.room_bytes(), 0);
+    write(&mut generations, 1_000, 1);
+    assert_eq!(generations.room_bytes(), room);
+    for at in [1_300, 1_600, 1_900, 2_200] {
+        write(&mut generations, at, 1);
+        assert_eq!(generations.room_bytes(), room, "at {at}");
+    }
+    let copy = generations.try_map(|&value| Ok::<u32, AllocationFailed>(value)).unwrap();
+    assert_eq!((copy.room_bytes(), copy.iter().count()), (room, 5));
+    assert_eq!(load(&mut saved(&generations)).unwrap().room_bytes(), room);
+    generations.rotate(3_249);
+    assert_eq!(generations.room_bytes(), room, "the newest generation is alive until 3,250");
+    generations.rotate(3_250);
+    assert_eq!((generations.iter().count(), generations.room_bytes()), (0, 0));
+    assert_eq!(generations.try_map(|&value| Ok::<u32, AllocationFailed>(value)).unwrap().room_bytes(), 0);
+    assert_eq!(load(&mut saved(&generations)).unwrap().room_bytes(), 0);
+    write(&mut generations, 3_500, 1);
+    assert_eq!(generations.room_bytes(), room);
+    generations.clear();
+    assert_eq!(generations.room_bytes(), 0);
 }
 
 #[test]
@@ -116,7 +146,7 @@ fn the_record_loads_back_and_hostile_times_are_refused() {
     expired.0[2] = RecordValue::Unsigned(100_000);
     assert!(load(&mut expired).is_err());
     // A current span beyond any clock, on the grid, with nothing in it.
-    let empty = saved(&Generations::new(Schedule::new(1000, 4).unwrap()).unwrap());
+    let empty = saved(&Generations::new(Schedule::new(1000, 4).unwrap()));
     for (start, loads) in [(u64::MAX - u64::MAX % 250, false), (MAX_TIME_MS - MAX_TIME_MS % 250, true)] {
         let mut record = empty.clone();
         record.0[2] = RecordValue::Unsigned(start);
@@ -132,7 +162,7 @@ fn the_record_loads_back_and_hostile_times_are_refused() {
 fn a_rotation_beyond_any_clock_leaves_a_value_that_saves_and_loads() {
     let schedule = Schedule::new(1000, 4).unwrap();
     for at in [MAX_TIME_MS - 1, MAX_TIME_MS, MAX_TIME_MS + 1, MAX_TIME_MS + 777, u64::MAX] {
-        let mut generations = Generations::new(schedule).unwrap();
+        let mut generations = Generations::new(schedule);
         write(&mut generations, 1_000, 2);
         assert_eq!(generations.rotates_at(at), generations.rotate(at).changed(), "at {at}");
         assert!(generations.current_start_ms() <= MAX_TIME_MS, "at {at}");
@@ -157,14 +187,14 @@ proptest::proptest! {
         steps in proptest::collection::vec((0u64..3_000, proptest::bool::ANY, proptest::bool::ANY), 1..60),
     ) {
         let Ok(schedule) = Schedule::new(window_ms, generations) else { return Ok(()) };
-        let mut held = Generations::new(schedule).unwrap();
+        let mut held = Generations::new(schedule);
         let mut now = 1_000_000u64;
         for (step, back, writes) in steps {
             now = if back { now.saturating_sub(step / 4) } else { now + step };
             let told = held.rotates_at(now);
             proptest::prop_assert_eq!(told, held.rotate(now).changed(), "at {}", now);
             if writes {
-                *held.current_or_open(|| Ok::<u32, std::convert::Infallible>(0)).unwrap() += 1;
+                *held.current_or_open(|| Ok::<u32, AllocationFailed>(0)).unwrap() += 1;
             }
         }
     }

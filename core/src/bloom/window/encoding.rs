@@ -149,7 +149,7 @@ impl WindowFilter {
 
         // Built as the rotations that made it: each generation opened at its span, then the
         // current span set. The starts are checked first, so that no rotation drops anything.
-        let mut generations = Generations::new(schedule)?;
+        let mut generations = Generations::new(schedule);
         let mut used_bytes = 0usize;
         let mut previous_start = None;
         for _ in 0..count {

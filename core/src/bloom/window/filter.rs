@@ -83,7 +83,7 @@ impl WindowFilter {
         if steady_bytes.is_none_or(|bytes| bytes > max_bytes) {
             return Err(FilterError::TooLarge);
         }
-        let mut generations = Generations::new(*params.schedule())?;
+        let mut generations = Generations::new(*params.schedule());
         // No generation yet: this only sets the current span.
         generations.rotate(now_ms);
         // A base that cannot scale has nowhere to put what a short one would refuse; a rate

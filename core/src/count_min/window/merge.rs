@@ -8,6 +8,7 @@
 //! sources are only read, so a replica, holding the same values, computes the same result.
 
 use super::sketch::{Generation, WindowedCountMin};
+use crate::bytes::AllocationFailed;
 use crate::count_min::cell::{with_cell, Cell};
 use crate::count_min::{CountMinSketch, MergeError};
 use crate::window::{Generations, Stamped};
@@ -33,6 +34,12 @@ pub enum WindowMergeError {
     Ahead,
     /// No memory for the result.
     OutOfMemory,
+}
+
+impl From<AllocationFailed> for WindowMergeError {
+    fn from(_: AllocationFailed) -> WindowMergeError {
+        WindowMergeError::OutOfMemory
+    }
 }
 
 /// A source's generations as the merge reads them: each live one's slot in the result, and
@@ -99,7 +106,7 @@ impl WindowedCountMin {
         // The result's generations, every closed one zeroed, laid on the grid as rotations
         // would have; the open one (a span at `now`) holds its counts in the total.
         let empty = || self.total.try_empty_like().ok_or(WindowMergeError::OutOfMemory);
-        let mut generations = Generations::new(schedule).map_err(|_| WindowMergeError::OutOfMemory)?;
+        let mut generations = Generations::new(schedule);
         for &start in &starts {
             generations.rotate(start);
             let open = if start == now { Generation::Open(None) } else { Generation::Counted(empty()?) };

@@ -2,6 +2,7 @@
 //! generations kept to be taken out of it when they expire.
 
 use super::cells::{difference_into, query_less, subtract};
+use crate::bytes::AllocationFailed;
 use crate::count_min::{CellSize, CountMinSketch, IncrementError, SizeError};
 use crate::decode::DecodeError;
 use crate::window::{Generations, Rotation, Schedule, Stamped};
@@ -44,6 +45,12 @@ pub enum WriteError {
     OutOfMemory,
 }
 
+impl From<AllocationFailed> for WriteError {
+    fn from(_: AllocationFailed) -> WriteError {
+        WriteError::OutOfMemory
+    }
+}
+
 /// What a rotation changed, and the sketches it no longer needs, for the caller to free.
 pub struct Rotated {
     /// Whether anything changed (what a master replicates).
@@ -81,7 +88,7 @@ impl WindowedCountMin {
         if !fits(&total, &schedule, max_bytes) {
             return Err(SizeError::TooLarge);
         }
-        let generations = Generations::new(schedule).map_err(|_| SizeError::OutOfMemory)?;
+        let generations = Generations::new(schedule);
         Ok(WindowedCountMin { total, generations })
     }
 

@@ -14,6 +14,7 @@
 //! so a replica, holding the same values, computes the same result.
 
 use super::{checked_capacity, WindowTDigest};
+use crate::bytes::AllocationFailed;
 use crate::t_digest::digest::{MergeError, TDigest};
 use crate::window::Generations;
 
@@ -27,6 +28,12 @@ pub enum WindowMergeError {
     Schedule,
     /// A source whose current span is later than the destination's (a clock set back).
     Ahead,
+}
+
+impl From<AllocationFailed> for WindowMergeError {
+    fn from(_: AllocationFailed) -> WindowMergeError {
+        WindowMergeError::Plain(MergeError::OutOfMemory)
+    }
 }
 
 impl WindowTDigest {
@@ -66,7 +73,7 @@ impl WindowTDigest {
         starts.sort_unstable();
         starts.dedup();
         let plain = WindowMergeError::Plain;
-        let mut generations = Generations::new(schedule).map_err(|_| plain(MergeError::OutOfMemory))?;
+        let mut generations = Generations::new(schedule);
         let empty = TDigest::new(compression, max_bytes).map_err(|error| plain(error.into()))?;
         for &start in &starts {
             let parts: Vec<&TDigest> = inputs

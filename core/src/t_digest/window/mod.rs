@@ -159,7 +159,7 @@ impl WindowTDigest {
     /// clock), if `g + 1` full generations fit `max_bytes`.
     pub fn new(compression: u64, schedule: Schedule, max_bytes: usize) -> Result<WindowTDigest, SizeError> {
         checked_capacity(compression, &schedule, max_bytes)?;
-        let generations = Generations::new(schedule).map_err(|_| SizeError::OutOfMemory)?;
+        let generations = Generations::new(schedule);
         Ok(WindowTDigest::from_generations(compression, generations))
     }
 

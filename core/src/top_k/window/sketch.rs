@@ -73,7 +73,7 @@ impl WindowTopK {
             seed,
             list: Heap::try_new(k, 0)?,
             candidates: Heap::try_new(k, 0)?,
-            generations: Generations::new(schedule)?,
+            generations: Generations::new(schedule),
         })
     }
 

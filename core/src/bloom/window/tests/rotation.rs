@@ -86,7 +86,10 @@ fn after_an_idle_time_longer_than_the_window_everything_is_dropped() {
     let rotation = filter.rotate(later);
     assert_eq!(rotation.dropped.len(), 5);
     let freed: usize = rotation.dropped.iter().map(|generation| generation.value.memory_bytes()).sum();
-    assert_eq!(freed, held - filter.memory_bytes(), "all but the filter's fixed part");
+    let room = 4 * std::mem::size_of::<crate::window::Stamped<Generation>>();
+    assert_eq!(freed + room, held - filter.memory_bytes(), "the generations and their room");
+    let new = super::filter(1000, 4, 1000, 0.01, 2);
+    assert_eq!(filter.memory_bytes(), new.memory_bytes(), "what a new filter takes");
     assert_eq!(filter.generations().count(), 0);
     let idle = (filter.items(), filter.bits_bytes(), filter.next_rotation_ms());
     assert_eq!(idle, (0, 0, None), "an idle key needs no more rotations");
