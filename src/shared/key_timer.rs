@@ -2,9 +2,10 @@
 //! whose generations expire): each such type has a [`KeyTimer`] that queues the keys holding
 //! its values by the time each is next due and visits those due, so that an idle key gives
 //! its expired memory back too, on time whatever the number of keys that are not due. `lib.rs`
-//! lists the timers; [`start`] runs them all from one server timer. A replica applies what its
-//! master decided: its visits rotate nothing and only forget the names that hold no value of
-//! the type any more, so that its queues follow its keys for the day it is promoted.
+//! lists the timers and [`start`]s them; one server timer, started when the first key is
+//! queued, runs them all. A replica applies what its master decided: its visits rotate nothing
+//! and only forget the names that hold no value of the type any more, so that its queues
+//! follow its keys for the day it is promoted.
 //!
 //! A key is queued, to be visited at once, when a value is loaded into it, when one comes to
 //! it under a new name (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event) and when one is
@@ -160,6 +161,7 @@ impl KeyTimer {
     /// Queues the key for a visit at `at_ms`, or earlier where it is queued for earlier.
     fn note(&self, ctx: *mut raw::RedisModuleCtx, db: c_int, name: &[u8], at_ms: u64) {
         subscribe_once(ctx);
+        arm_once(ctx);
         self.change_queue(|queue| queue.queue((db, name.to_vec()), at_ms));
     }
 
@@ -332,7 +334,8 @@ fn timers() -> &'static [&'static KeyTimer] {
     TIMERS.get().copied().unwrap_or_default()
 }
 
-/// Starts the server timer that runs `all` the timers; at module load.
+/// Sets up `all` the timers, at module load: the server timer that runs them starts with the
+/// first key queued ([`arm_once`]).
 pub fn start(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static KeyTimer]) {
     if all.is_empty() || TIMERS.set(all).is_err() {
         return;
@@ -346,7 +349,6 @@ pub fn start(ctx: *mut raw::RedisModuleCtx, all: &'static [&'static KeyTimer]) {
             subscribe(ctx, flush, Some(databases_flushed));
         }
     }
-    arm(ctx);
 }
 
 /// SWAPDB ran (on a master, or replicated to a replica, which may be promoted): every timer's
@@ -392,6 +394,7 @@ extern "C" fn databases_flushed(
 }
 
 static SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+static ARMED: AtomicBool = AtomicBool::new(false);
 
 /// Runs of the timers so far: which type goes first.
 static TICKS: AtomicUsize = AtomicUsize::new(0);
@@ -447,6 +450,17 @@ extern "C" fn added(
         }
     });
     raw::REDISMODULE_OK as c_int
+}
+
+/// Starts the server timer, once: from the first queued key on, not at load. A module that
+/// holds a timer cannot be unloaded, and Redis 8.2 unloading a module whose `MODULE LOADEX`
+/// named a config it does not have (with no message to give for that) crashed on it; a
+/// server without windowed values is not woken ten times a second for nothing either.
+fn arm_once(ctx: *mut raw::RedisModuleCtx) {
+    if ctx.is_null() || ARMED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    arm(ctx);
 }
 
 fn arm(ctx: *mut raw::RedisModuleCtx) {

@@ -56,6 +56,11 @@ impl Server {
         server
     }
 
+    /// A server with no module loaded, for tests that load one themselves.
+    pub fn start_bare() -> Server {
+        Server::start_module(PathBuf::new(), &[], &[])
+    }
+
     /// A server with the real RedisBloom loaded instead of this module.
     pub fn start_redisbloom(config: &[&str]) -> Server {
         Server::start_module(redisbloom_path(), &[], config)
@@ -163,13 +168,11 @@ impl Server {
             .arg("--dir")
             .arg(&self.dir)
             .args(["--logfile", "redis.log", "--save", "", "--daemonize", "no"])
-            .args(["--enable-debug-command", "yes", "--enable-module-command", "yes"])
-            .arg("--loadmodule")
-            .arg(&self.module)
-            .args(&self.module_args)
-            .args(&self.config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .args(["--enable-debug-command", "yes", "--enable-module-command", "yes"]);
+        if !self.module.as_os_str().is_empty() {
+            command.arg("--loadmodule").arg(&self.module).args(&self.module_args);
+        }
+        command.args(&self.config).stdout(Stdio::null()).stderr(Stdio::null());
         command.spawn().expect("redis-server could not be run: is it installed? (make test installs it)")
     }
 

@@ -59,7 +59,8 @@ pub fn register(ctx: &Context) -> Result<(), String> {
     if loaded == raw::REDISMODULE_OK as c_int {
         Ok(())
     } else {
-        Err("a config in redis.conf or on the command line was refused".to_string())
+        Err("a config given at load (in redis.conf, on the command line or by MODULE LOADEX) was refused"
+            .to_string())
     }
 }
 
