@@ -4,8 +4,8 @@
 use super::{add, dump, info, query, reserve};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
 use crate::shared::docs::{
-    argument, choice, keyword, Argument, Kind, CAPACITY, ERROR, EXPANSION, GENERATIONS, ITEMS, ITEMS_KEYWORD,
-    KEY, KEY_ONLY, LOADCHUNK, MANY_ITEMS, NOCREATE, ONE_ITEM, SCANDUMP, WINDOW,
+    argument, choice, keyword, Argument, Kind, CAPACITY, ERROR, EXPANSION, ITEMS, ITEMS_KEYWORD, KEY,
+    KEY_ONLY, LOADCHUNK, MANY_ITEMS, NOCREATE, ONE_ITEM, ROTATE_AT, SCANDUMP, WINDOW,
 };
 use crate::window::rotation::rotate_command;
 use redbloom_core::bloom::window::WindowFilter;
@@ -22,7 +22,6 @@ const INFO_FIELDS: &[Argument] = &[
     choice(c"error", c"ERROR"),
 ];
 
-const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
 const RESERVE: &[Argument] = &[
     KEY,
     argument(c"error_rate", Kind::Double),
@@ -31,21 +30,9 @@ const RESERVE: &[Argument] = &[
     NONSCALING,
     FORMAT,
     WINDOW,
-    GENERATIONS,
 ];
-const INSERT: &[Argument] = &[
-    KEY,
-    CAPACITY,
-    ERROR,
-    EXPANSION,
-    NOCREATE,
-    NONSCALING,
-    FORMAT,
-    WINDOW,
-    GENERATIONS,
-    ITEMS_KEYWORD,
-    ITEMS,
-];
+const INSERT: &[Argument] =
+    &[KEY, CAPACITY, ERROR, EXPANSION, NOCREATE, NONSCALING, FORMAT, WINDOW, ITEMS_KEYWORD, ITEMS];
 const INFO: &[Argument] =
     &[KEY, Argument { token: None, ..keyword(c"single_value", c"", Kind::OneOf(INFO_FIELDS)) }];
 
@@ -108,7 +95,7 @@ pub const COMMANDS: &[Command] = command_table! {
     }
     // Sent by a master to its replicas and the AOF, never by a client: refused otherwise.
     c"bf.rotate" => rotate_command::<WindowFilter> {
-        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE_AT,
         complexity: c"O(g), where g is the number of generations",
         summary: c"Applies a master's rotation of a windowed filter (replication only)",
     }

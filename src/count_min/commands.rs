@@ -4,30 +4,17 @@
 use super::{create, query, update};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, OVERWRITES, READS};
 use crate::shared::docs::{
-    argument, keyword, Argument, Kind, GENERATIONS, ITEMS, KEY, KEY_ONLY, MANY_ITEMS, WINDOW,
+    argument, keyword, Argument, Kind, ITEM_INCREMENTS, KEY, KEY_ONLY, MANY_ITEMS, ROTATE_AT, WINDOW,
 };
 use crate::window::rotation::rotate_command;
 use redbloom_core::count_min::window::WindowedCountMin;
 
 const CELL_SIZE: Argument = keyword(c"cell_size", c"CELL_SIZE", Kind::Integer);
-const BY_DIMENSIONS: &[Argument] = &[
-    KEY,
-    argument(c"width", Kind::Integer),
-    argument(c"depth", Kind::Integer),
-    CELL_SIZE,
-    WINDOW,
-    GENERATIONS,
-];
-const BY_PROBABILITY: &[Argument] = &[
-    KEY,
-    argument(c"error", Kind::Double),
-    argument(c"probability", Kind::Double),
-    CELL_SIZE,
-    WINDOW,
-    GENERATIONS,
-];
-const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
-const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
+const BY_DIMENSIONS: &[Argument] =
+    &[KEY, argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer), CELL_SIZE, WINDOW];
+const BY_PROBABILITY: &[Argument] =
+    &[KEY, argument(c"error", Kind::Double), argument(c"probability", Kind::Double), CELL_SIZE, WINDOW];
+const INCREMENT: &[Argument] = &[KEY, ITEM_INCREMENTS];
 const MERGE: &[Argument] = &[
     argument(c"destination", Kind::Key),
     argument(c"numKeys", Kind::Integer),
@@ -68,7 +55,7 @@ pub const COMMANDS: &[Command] = command_table! {
         summary: c"Returns width, depth, total count and cell size of a sketch",
     }
     c"cms.rotate" => rotate_command::<WindowedCountMin> {
-        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE_AT,
         complexity: c"O(g * w * d), where g is the number of generations, w the width and d the depth",
         summary: c"Applies a master's rotation of a windowed sketch (replication only)",
     }

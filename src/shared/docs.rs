@@ -18,6 +18,8 @@ pub enum Kind {
     Token,
     /// Exactly one of these.
     OneOf(&'static [Argument]),
+    /// These together, in order.
+    Block(&'static [Argument]),
 }
 
 #[derive(Clone, Copy)]
@@ -52,13 +54,23 @@ pub const CAPACITY: Argument = keyword(c"capacity", c"CAPACITY", Kind::Integer);
 pub const NOCREATE: Argument = keyword(c"nocreate", c"NOCREATE", Kind::Token);
 /// `WINDOW ms [GENERATIONS g]`, which every creating command takes (an extension): a value
 /// that forgets what is older than the window.
-pub const WINDOW: Argument = keyword(c"window", c"WINDOW", Kind::Integer);
-pub const GENERATIONS: Argument = keyword(c"generations", c"GENERATIONS", Kind::Integer);
+pub const WINDOW: Argument = keyword(
+    c"window",
+    c"WINDOW",
+    Kind::Block(&[argument(c"ms", Kind::Integer), keyword(c"generations", c"GENERATIONS", Kind::Integer)]),
+);
+/// Items each counted by an increment (`item increment [item increment ...]`).
+pub const ITEM_INCREMENTS: Argument = Argument {
+    multiple: true,
+    ..argument(c"items", Kind::Block(&[argument(c"item", Kind::Text), argument(c"increment", Kind::Integer)]))
+};
 /// `ITEMS`, which ends the options: not optional where it stands.
 pub const ITEMS_KEYWORD: Argument = Argument { optional: false, ..keyword(c"items", c"ITEMS", Kind::Token) };
 
 /// Argument lists several commands share.
 pub const KEY_ONLY: &[Argument] = &[KEY];
+/// A windowed type's `ROTATE`, which masters send.
+pub const ROTATE_AT: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
 pub const ONE_ITEM: &[Argument] = &[KEY, argument(c"item", Kind::Text)];
 pub const MANY_ITEMS: &[Argument] = &[KEY, ITEMS];
 pub const SCANDUMP: &[Argument] = &[KEY, argument(c"iterator", Kind::Integer)];
@@ -87,6 +99,10 @@ pub fn to_raw(
                 Kind::OneOf(choices) => {
                     raw_argument.subargs = to_raw(choices, storage);
                     raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF
+                }
+                Kind::Block(parts) => {
+                    raw_argument.subargs = to_raw(parts, storage);
+                    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK
                 }
             };
             raw_argument.key_spec_index = match argument.kind {

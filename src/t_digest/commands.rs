@@ -3,13 +3,11 @@
 
 use super::{query, update};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, MERGES, OVERWRITES, READS};
-use crate::shared::docs::{argument, keyword, Argument, Kind, GENERATIONS, KEY, KEY_ONLY, WINDOW};
+use crate::shared::docs::{argument, keyword, Argument, Kind, KEY, KEY_ONLY, ROTATE_AT, WINDOW};
 use crate::window::rotation::rotate_command;
 use redbloom_core::t_digest::WindowTDigest;
 
-const CREATE: &[Argument] =
-    &[KEY, keyword(c"compression", c"COMPRESSION", Kind::Integer), WINDOW, GENERATIONS];
-const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
+const CREATE: &[Argument] = &[KEY, keyword(c"compression", c"COMPRESSION", Kind::Integer), WINDOW];
 const VALUES: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"value", Kind::Double) }];
 const QUANTILES: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"quantile", Kind::Double) }];
 const RANKS: &[Argument] = &[KEY, Argument { multiple: true, ..argument(c"rank", Kind::Integer) }];
@@ -97,7 +95,7 @@ pub const COMMANDS: &[Command] = command_table! {
     }
     // Sent by a master to its replicas and the AOF, never by a client: refused otherwise.
     c"tdigest.rotate" => rotate_command::<WindowTDigest> {
-        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE_AT,
         complexity: c"O(g), where g is the number of generations",
         summary: c"Applies a master's rotation of a windowed t-digest (replication only)",
     }

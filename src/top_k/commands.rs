@@ -4,22 +4,20 @@
 use super::{add, query, reserve};
 use crate::shared::command::{command_table, Command, ADDS, CREATES, DESCRIBES, OVERWRITES, READS};
 use crate::shared::docs::{
-    argument, keyword, Argument, Kind, GENERATIONS, ITEMS, KEY, KEY_ONLY, MANY_ITEMS, WINDOW,
+    argument, keyword, Argument, Kind, ITEM_INCREMENTS, KEY, KEY_ONLY, MANY_ITEMS, ROTATE_AT, WINDOW,
 };
 use crate::window::rotation::rotate_command;
 use redbloom_core::top_k::window::WindowTopK;
 
+const PARAMS: &[Argument] =
+    &[argument(c"width", Kind::Integer), argument(c"depth", Kind::Integer), argument(c"decay", Kind::Double)];
 const RESERVE: &[Argument] = &[
     KEY,
     argument(c"topk", Kind::Integer),
-    Argument { optional: true, ..argument(c"width", Kind::Integer) },
-    Argument { optional: true, ..argument(c"depth", Kind::Integer) },
-    Argument { optional: true, ..argument(c"decay", Kind::Double) },
+    Argument { optional: true, ..argument(c"params", Kind::Block(PARAMS)) },
     WINDOW,
-    GENERATIONS,
 ];
-const INCREMENT: &[Argument] = &[KEY, ITEMS, argument(c"increment", Kind::Integer)];
-const ROTATE: &[Argument] = &[KEY, argument(c"at_ms", Kind::Integer)];
+const INCREMENT: &[Argument] = &[KEY, ITEM_INCREMENTS];
 const LIST: &[Argument] = &[KEY, keyword(c"withcount", c"WITHCOUNT", Kind::Token)];
 
 pub const COMMANDS: &[Command] = command_table! {
@@ -62,7 +60,7 @@ pub const COMMANDS: &[Command] = command_table! {
     }
     // Sent by a master to its replicas and the AOF, never by a client: refused otherwise.
     c"topk.rotate" => rotate_command::<WindowTopK> {
-        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE,
+        arity: 3, flags: c"write", keys: OVERWRITES, arguments: ROTATE_AT,
         complexity: c"O(k * g * d), where g is the number of generations and d the depth",
         summary: c"Applies a master's rotation of a windowed Top-K list (replication only)",
     }

@@ -88,11 +88,11 @@ fn command_docs_describe_every_argument() {
     }
     let server = Server::start();
     let mut con = server.connection();
-    let expected: [(&str, &str); 28] = [
-        ("bf.reserve", "key:key error_rate:double capacity:integer expansion:integer:EXPANSION:simple-string(\"optional\") nonscaling:pure-token:NONSCALING:simple-string(\"optional\") format:oneof:FORMAT:simple-string(\"optional\")[redbloom:pure-token:REDBLOOM redisbloom:pure-token:REDISBLOOM] window:integer:WINDOW:simple-string(\"optional\") generations:integer:GENERATIONS:simple-string(\"optional\")"),
+    let expected: [(&str, &str); 30] = [
+        ("bf.reserve", "key:key error_rate:double capacity:integer expansion:integer:EXPANSION:simple-string(\"optional\") nonscaling:pure-token:NONSCALING:simple-string(\"optional\") format:oneof:FORMAT:simple-string(\"optional\")[redbloom:pure-token:REDBLOOM redisbloom:pure-token:REDISBLOOM] window:block:WINDOW:simple-string(\"optional\")[ms:integer generations:integer:GENERATIONS:simple-string(\"optional\")]"),
         ("bf.add", "key:key item:string"),
         ("bf.madd", "key:key item:string:simple-string(\"multiple\")"),
-        ("bf.insert", "key:key capacity:integer:CAPACITY:simple-string(\"optional\") error:double:ERROR:simple-string(\"optional\") expansion:integer:EXPANSION:simple-string(\"optional\") nocreate:pure-token:NOCREATE:simple-string(\"optional\") nonscaling:pure-token:NONSCALING:simple-string(\"optional\") format:oneof:FORMAT:simple-string(\"optional\")[redbloom:pure-token:REDBLOOM redisbloom:pure-token:REDISBLOOM] window:integer:WINDOW:simple-string(\"optional\") generations:integer:GENERATIONS:simple-string(\"optional\") items:pure-token:ITEMS item:string:simple-string(\"multiple\")"),
+        ("bf.insert", "key:key capacity:integer:CAPACITY:simple-string(\"optional\") error:double:ERROR:simple-string(\"optional\") expansion:integer:EXPANSION:simple-string(\"optional\") nocreate:pure-token:NOCREATE:simple-string(\"optional\") nonscaling:pure-token:NONSCALING:simple-string(\"optional\") format:oneof:FORMAT:simple-string(\"optional\")[redbloom:pure-token:REDBLOOM redisbloom:pure-token:REDISBLOOM] window:block:WINDOW:simple-string(\"optional\")[ms:integer generations:integer:GENERATIONS:simple-string(\"optional\")] items:pure-token:ITEMS item:string:simple-string(\"multiple\")"),
         ("bf.exists", "key:key item:string"),
         ("bf.mexists", "key:key item:string:simple-string(\"multiple\")"),
         ("bf.card", "key:key"),
@@ -114,9 +114,11 @@ fn command_docs_describe_every_argument() {
         ("cf.compact", "key:key"),
         ("cf.scandump", "key:key iterator:integer"),
         ("cf.loadchunk", "key:key iterator:integer data:string"),
-        ("cms.initbydim", "key:key width:integer depth:integer cell_size:integer:CELL_SIZE:simple-string(\"optional\") window:integer:WINDOW:simple-string(\"optional\") generations:integer:GENERATIONS:simple-string(\"optional\")"),
-        ("topk.reserve", "key:key topk:integer width:integer:simple-string(\"optional\") depth:integer:simple-string(\"optional\") decay:double:simple-string(\"optional\") window:integer:WINDOW:simple-string(\"optional\") generations:integer:GENERATIONS:simple-string(\"optional\")"),
-        ("tdigest.create", "key:key compression:integer:COMPRESSION:simple-string(\"optional\") window:integer:WINDOW:simple-string(\"optional\") generations:integer:GENERATIONS:simple-string(\"optional\")"),
+        ("cms.initbydim", "key:key width:integer depth:integer cell_size:integer:CELL_SIZE:simple-string(\"optional\") window:block:WINDOW:simple-string(\"optional\")[ms:integer generations:integer:GENERATIONS:simple-string(\"optional\")]"),
+        ("topk.reserve", "key:key topk:integer params:block:simple-string(\"optional\")[width:integer depth:integer decay:double] window:block:WINDOW:simple-string(\"optional\")[ms:integer generations:integer:GENERATIONS:simple-string(\"optional\")]"),
+        ("cms.incrby", "key:key items:block:simple-string(\"multiple\")[item:string increment:integer]"),
+        ("topk.incrby", "key:key items:block:simple-string(\"multiple\")[item:string increment:integer]"),
+        ("tdigest.create", "key:key compression:integer:COMPRESSION:simple-string(\"optional\") window:block:WINDOW:simple-string(\"optional\")[ms:integer generations:integer:GENERATIONS:simple-string(\"optional\")]"),
     ];
     for (command, arguments) in expected {
         let Value::Array(reply) = ok(&mut con, &["COMMAND", "DOCS", command]) else { panic!() };
