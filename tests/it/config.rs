@@ -85,7 +85,10 @@ fn config_names_as_load_arguments() {
 
 #[test]
 fn bad_load_arguments_refuse_to_load() {
-    for args in [&["ERROR_RATE", "2"][..], &["INITIAL_SIZE", "0"], &["BOGUS", "1"], &["INITIAL_SIZE"]] {
+    let disagreeing = &["cf-bucket-size", "600"];
+    for args in
+        [&["ERROR_RATE", "2"][..], &["INITIAL_SIZE", "0"], &["BOGUS", "1"], &["INITIAL_SIZE"], disagreeing]
+    {
         let log = Server::failing_to_start(args);
         assert!(log.contains("redbloom:"), "{args:?}: {log}");
     }
@@ -114,6 +117,20 @@ fn config_file_lines_are_read() {
     let mut con = server.connection();
     ok(&mut con, &["BF.ADD", "k", "a"]);
     assert_eq!(capacity(&mut con, "k"), 555);
+}
+
+/// Settings that must agree with each other are checked once all are set, at load as in a
+/// CONFIG SET: load arguments that raise the bucket size past half the capacity redis.conf
+/// set, and the capacity with it, load.
+#[test]
+fn agreeing_settings_load_in_any_order() {
+    let server = Server::start_with(
+        &["CF_BUCKET_SIZE", "100", "CF_INITIAL_SIZE", "300"],
+        &["--bf.cf-initial-size", "8"],
+    );
+    let mut con = server.connection();
+    assert_eq!(config_get(&mut con, "bf.cf-bucket-size"), "100");
+    assert_eq!(config_get(&mut con, "bf.cf-initial-size"), "300");
 }
 
 /// `bf.format` picks the format of filters created without FORMAT; FORMAT overrides it.
@@ -237,12 +254,20 @@ fn every_setting_has_its_bf_name() {
         }
     }
     assert_new_filters_follow(&mut con, "set:");
-    // A cuckoo filter made with the defaults holds two buckets: the two settings agree.
+    // A cuckoo filter made with the defaults holds two buckets: the two settings agree, once
+    // all of a CONFIG SET is set, in whichever order it names them; refused, it changes none.
     let error = err(&mut con, &["CONFIG", "SET", "bf.cf-initial-size", "7"]);
-    assert!(error.contains("at least twice cf-bucket-size"), "{error}");
+    assert!(error.contains("cf-bucket-size (4) must be at most half cf-initial-size (7)"), "{error}");
     ok(&mut con, &["CONFIG", "SET", "bf.cf-initial-size", "100"]);
     let error = err(&mut con, &["CONFIG", "SET", "bf.cf-bucket-size", "51"]);
-    assert!(error.contains("at most half cf-initial-size"), "{error}");
+    assert!(error.contains("cf-bucket-size (51) must be at most half cf-initial-size (100)"), "{error}");
+    let both = ["bf.cf-bucket-size", "100", "bf.cf-initial-size", "300"];
+    let error = err(&mut con, &["CONFIG", "SET", "bf.cf-bucket-size", "100", "bf.cf-max-iterations", "5"]);
+    assert!(error.contains("must be at most half"), "{error}");
+    assert_eq!(config_get(&mut con, "bf.cf-bucket-size"), "4");
+    assert_eq!(config_get(&mut con, "bf.cf-max-iterations"), "30");
+    ok(&mut con, &[&["CONFIG", "SET"][..], &both].concat());
+    ok(&mut con, &["CONFIG", "SET", "bf.cf-initial-size", "200", "bf.cf-bucket-size", "4"]);
     ok(&mut con, &["CONFIG", "SET", "bf.cf-initial-size", "2048"]);
     // CF.RESERVE and CF.INSERT take what they do not name from the settings too.
     ok(&mut con, &["CF.RESERVE", "reserved", "1000", "MAXITERATIONS", "9"]);

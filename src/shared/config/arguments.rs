@@ -1,8 +1,8 @@
 //! `loadmodule` arguments: the same settings, by any of their names.
 
 use super::settings::{
-    format_named, set_error_rate, set_format, ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED, HUGE_PAGES,
-    INTEGER_SETTINGS,
+    format_named, set_error_rate, set_format, settings_agree, ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED,
+    HUGE_PAGES, INTEGER_SETTINGS,
 };
 use redis_module::RedisString;
 use std::sync::atomic::Ordering;
@@ -34,7 +34,7 @@ pub fn apply_load_arguments(args: &[RedisString]) -> Result<(), String> {
             _ => return Err(format!("unknown module argument '{}'", pair[0].to_string_lossy())),
         }
     }
-    Ok(())
+    settings_agree()
 }
 
 fn yes_or_no(text: &str) -> Result<bool, String> {

@@ -2,7 +2,7 @@
 //! reads and sets them.
 
 use super::settings::{
-    error_rate, format_index, set_error_rate, set_format, IntegerSetting, DEFAULT_ERROR_RATE,
+    error_rate, format_index, set_error_rate, set_format, settings_agree, IntegerSetting, DEFAULT_ERROR_RATE,
     ERROR_RATE_NAME, ERROR_RATE_UNPREFIXED, FORMAT_NAMES, HUGE_PAGES, INTEGER_SETTINGS,
 };
 use redis_module::{raw, Context, RedisString};
@@ -57,7 +57,7 @@ pub fn register(ctx: &Context) -> Result<(), String> {
     let loaded =
         unsafe { raw::RedisModule_LoadConfigs.map_or(raw::REDISMODULE_OK as c_int, |load| load(ctx.ctx)) };
     if loaded == raw::REDISMODULE_OK as c_int {
-        Ok(())
+        settings_agree()
     } else {
         Err("a config given at load (in redis.conf, on the command line or by MODULE LOADEX) was refused"
             .to_string())
@@ -109,7 +109,7 @@ fn register_numeric(
                 setting.max,
                 Some(get_integer),
                 Some(set_integer),
-                None,
+                Some(check_agreement),
                 privdata,
             )
         })
@@ -174,6 +174,19 @@ extern "C" fn set_integer(
         unsafe { &*privdata.cast::<IntegerSetting>() }.set(value)
     });
     match outcome {
+        Ok(()) => raw::REDISMODULE_OK as c_int,
+        Err(message) => report(err, &message),
+    }
+}
+
+/// Redis's apply callback of the integer configs, once a CONFIG SET has set all it names:
+/// refused, Redis sets back every value it changed.
+extern "C" fn check_agreement(
+    _ctx: *mut raw::RedisModuleCtx,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    match guarded(Err("internal error".to_string()), settings_agree) {
         Ok(()) => raw::REDISMODULE_OK as c_int,
         Err(message) => report(err, &message),
     }

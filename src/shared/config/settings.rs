@@ -19,8 +19,6 @@ pub struct IntegerSetting {
     pub default: i64,
     pub min: i64,
     pub max: i64,
-    /// What a value must also meet, given the other settings.
-    agrees: fn(i64) -> Result<(), String>,
 }
 
 impl IntegerSetting {
@@ -31,19 +29,7 @@ impl IntegerSetting {
         min: i64,
         max: i64,
     ) -> IntegerSetting {
-        IntegerSetting {
-            name,
-            unprefixed,
-            value: AtomicI64::new(default),
-            default,
-            min,
-            max,
-            agrees: |_| Ok(()),
-        }
-    }
-
-    const fn agreeing(self, agrees: fn(i64) -> Result<(), String>) -> IntegerSetting {
-        IntegerSetting { agrees, ..self }
+        IntegerSetting { name, unprefixed, value: AtomicI64::new(default), default, min, max }
     }
 
     pub fn get(&self) -> i64 {
@@ -54,13 +40,13 @@ impl IntegerSetting {
         self.name == name || self.unprefixed == Some(name)
     }
 
-    /// Sets the value, refused outside its bounds or where it disagrees with another setting.
+    /// Sets the value, refused outside its bounds. Whether it agrees with the others is
+    /// [`settings_agree`]'s to say, once all of a change is set.
     pub(super) fn set(&self, value: i64) -> Result<(), String> {
         let (name, min, max) = (self.name, self.min, self.max);
         if !(min..=max).contains(&value) {
             return Err(format!("{name} must be an integer in the range [{min}, {max}], got {value}"));
         }
-        (self.agrees)(value)?;
         self.value.store(value, Ordering::Relaxed);
         Ok(())
     }
@@ -84,34 +70,31 @@ pub static EXPANSION: IntegerSetting =
 /// minimum capacity fits.
 pub static MAX_FILTER_BYTES: IntegerSetting =
     IntegerSetting::new("max-filter-bytes", None, 4 << 30, 1 << 12, i64::MAX);
-// A cuckoo filter created with the defaults holds two buckets at least (RedisBloom's rule:
-// capacity at least twice the bucket size), whichever of the two is set last.
 pub static CF_BUCKET_SIZE: IntegerSetting = IntegerSetting::new(
     "cf-bucket-size",
     Some("cf-bucket-size"),
     cuckoo::DEFAULT_BUCKET_SIZE as i64,
     1,
     MAX_BUCKET_SIZE as i64,
-)
-.agreeing(|bucket_size| {
-    let initial_size = CF_INITIAL_SIZE.get();
-    (2 * bucket_size <= initial_size).then_some(()).ok_or(format!(
-        "cf-bucket-size must be at most half cf-initial-size ({initial_size}), got {bucket_size}"
-    ))
-});
+);
 pub static CF_INITIAL_SIZE: IntegerSetting = IntegerSetting::new(
     "cf-initial-size",
     Some("cf-initial-size"),
     cuckoo::DEFAULT_CAPACITY as i64,
     4,
     1 << 30,
-)
-.agreeing(|initial_size| {
-    let bucket_size = CF_BUCKET_SIZE.get();
-    (initial_size >= 2 * bucket_size).then_some(()).ok_or(format!(
-        "cf-initial-size must be at least twice cf-bucket-size ({bucket_size}), got {initial_size}"
+);
+
+/// Whether the settings agree with each other: a cuckoo filter created with the defaults
+/// holds two buckets at least (RedisBloom's rule: capacity at least twice the bucket size).
+/// Asked once every value of a change is set (a CONFIG SET of several, redis.conf, the load
+/// arguments), so that the order they come in does not matter.
+pub fn settings_agree() -> Result<(), String> {
+    let (bucket_size, initial_size) = (CF_BUCKET_SIZE.get(), CF_INITIAL_SIZE.get());
+    (2 * bucket_size <= initial_size).then_some(()).ok_or(format!(
+        "cf-bucket-size ({bucket_size}) must be at most half cf-initial-size ({initial_size})"
     ))
-});
+}
 pub static CF_MAX_ITERATIONS: IntegerSetting = IntegerSetting::new(
     "cf-max-iterations",
     Some("cf-max-iterations"),
