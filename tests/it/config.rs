@@ -56,6 +56,10 @@ fn defaults_are_readable_and_settable() {
         assert!(error.starts_with("ERR"), "{name} {value}: {error}");
     }
     assert_eq!(config_get(&mut con, "bf.error-rate"), "0.002");
+    // A tiny rate reads back short, and as itself.
+    ok(&mut con, &["CONFIG", "SET", "bf.error-rate", "1e-300"]);
+    assert_eq!(config_get(&mut con, "bf.error-rate"), "1e-300");
+    ok(&mut con, &["CONFIG", "SET", "bf.error-rate", "0.002"]);
     assert_eq!(config_get(&mut con, "bf.initial-size"), "321");
 }
 

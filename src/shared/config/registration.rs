@@ -199,7 +199,9 @@ static ERROR_RATE_TEXT: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(ptr::
 extern "C" fn get_error_rate(_name: *const c_char, _privdata: *mut c_void) -> *mut raw::RedisModuleString {
     // A getter must answer a string: after a panic, the one it gave last time.
     guarded(ERROR_RATE_TEXT.load(Ordering::Relaxed), || {
-        let text = error_rate().to_string();
+        let rate = error_rate();
+        // Rust spells a double without an exponent: 1e-300 would take 302 characters.
+        let text = if rate < 1e-4 { format!("{rate:e}") } else { rate.to_string() };
         // SAFETY: a string without a context, which this module frees on the next call.
         unsafe {
             let (Some(create), Some(free)) = (raw::RedisModule_CreateString, raw::RedisModule_FreeString)
