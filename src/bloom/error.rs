@@ -31,6 +31,10 @@ pub enum BfError {
     LoadChunkIteratorNotNumeric,
     NoLink,
     ChunkTooBig,
+    /// A windowed filter's SCANDUMP or LOADCHUNK whose iterator was made before a rotation
+    /// dropped a generation, which moved every chunk after it (an extension).
+    DumpRotated,
+    LoadRotated,
 }
 
 impl BfError {
@@ -53,6 +57,12 @@ impl BfError {
             BfError::LoadChunkIteratorNotNumeric => c"ERR Second argument must be numeric",
             BfError::NoLink => c"ERR invalid offset - no link found",
             BfError::ChunkTooBig => c"ERR invalid chunk - Too big for current filter",
+            BfError::DumpRotated => {
+                c"ERR the window dropped a generation since this dump began: start it again from 0"
+            }
+            BfError::LoadRotated => {
+                c"ERR the window dropped a generation since this load began: load the dump again"
+            }
         }
     }
 }

@@ -2,8 +2,9 @@
 //! in the same shape as a plain filter's: a header, then the bit arrays of every link of
 //! every generation (generations oldest first, each one's base link then its overflow's links)
 //! as one byte space cut into chunks of at most [`CHUNK_BYTES`] that never cross a link. The
-//! dump protocol of plain filters therefore carries it unchanged; only the header differs, and
-//! its magic tells them apart.
+//! dump protocol of plain filters therefore carries it; the header differs, its magic tells
+//! them apart, and the iterators carry a mark of the generations held
+//! ([`WindowFilter::marked_iterator`]), since a rotation moves the chunks.
 //!
 //! Header, all integers little-endian:
 //! ```text
@@ -62,6 +63,11 @@ const FIXED_HEADER_BYTES: usize = 4 + 1 + 1 + 8 + 4 + 8 + 8 + 4 + 8 + 4;
 const GENERATION_HEADER_BYTES: usize = 8 + 8 + 4 + 4;
 /// The longest chain header a generation can have: the plain header of a full chain.
 const MAX_CHAIN_HEADER_BYTES: usize = 4 + 1 + 1 + 4 + 4 + MAX_LINKS * (8 + 8 + 4 + 8 + 8 + 4);
+/// A dump iterator's bits for the position (4 TiB of bits), and above them the layout's mark,
+/// within a positive 64-bit integer.
+const POSITION_BITS: u32 = 42;
+const POSITION_MASK: u64 = (1 << POSITION_BITS) - 1;
+const MARK_BITS: u32 = 21;
 
 /// Whether a header is a windowed filter's (the rest is checked by decoding it).
 pub fn is_window_header(header: &[u8]) -> bool {
@@ -200,6 +206,45 @@ impl WindowFilter {
             return Err(DecodeError::Malformed("generations past the error rate they pool"));
         }
         Ok(WindowFilter::assembled(params, generations, Layouts::default(), pooled))
+    }
+
+    /// The dump iterator for `position` (a byte offset plus one, as a plain filter's iterator
+    /// is), marked with the generations held now ([`MARK_BITS`] above [`POSITION_BITS`]): a
+    /// rotation that drops one shifts every chunk after it, so a dump, or a load, that spans
+    /// such a rotation must fail rather than put chunks where other bits were. Unmarked for a
+    /// filter whose positions take the mark's bits.
+    pub fn marked_iterator(&self, position: u64) -> u64 {
+        if self.positions_take_the_mark() {
+            return position;
+        }
+        self.layout_mark() << POSITION_BITS | position
+    }
+
+    /// The position an iterator names, where it was made while the filter held the generations
+    /// it holds now, or carries no mark (an earlier version's iterator); `None` where they
+    /// changed since.
+    pub fn position_of(&self, iterator: u64) -> Option<u64> {
+        let mark = iterator >> POSITION_BITS;
+        if self.positions_take_the_mark() || mark == 0 {
+            return Some(iterator);
+        }
+        (mark == self.layout_mark()).then_some(iterator & POSITION_MASK)
+    }
+
+    /// Whether an iterator names the header: position 1, whatever its mark.
+    pub fn is_header_iterator(iterator: u64) -> bool {
+        iterator & POSITION_MASK == 1
+    }
+
+    /// Which generations the byte space holds: the oldest one's span, counted from the epoch (a
+    /// rotation can only drop the oldest), or the current span's while none is held; never 0.
+    fn layout_mark(&self) -> u64 {
+        let oldest = self.generations().next().map_or(self.current_start_ms(), |oldest| oldest.start_ms);
+        (oldest / self.params.schedule().span_ms()) % ((1 << MARK_BITS) - 1) + 1
+    }
+
+    fn positions_take_the_mark(&self) -> bool {
+        (self.bits_bytes() as u64).saturating_add(1) > POSITION_MASK
     }
 
     /// The chunks in order, each with the offset just past its end.

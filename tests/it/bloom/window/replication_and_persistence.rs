@@ -432,3 +432,49 @@ fn records_of_the_first_version_still_load() {
     assert_eq!(found(&mut con, "old", &items), 300);
     assert_eq!(int(&mut con, &["BF.ADD", "old", "new item"]), 1);
 }
+
+/// A SCANDUMP or LOADCHUNK of a windowed filter that a rotation dropping a generation overtook
+/// is refused, on the filter dumped and on the copy being loaded: the chunks after the dropped
+/// one moved, and the copy lost items without a word. A dump within one layout copies them all.
+#[test]
+fn a_dump_that_a_dropped_generation_overtook_is_refused() {
+    let server = Server::start();
+    let mut con = server.connection();
+    // Spans of 500 ms: the first batch's generation expires within 1.5 s of its add, and the
+    // second's 2 s after the first's span began, at the earliest.
+    ok(&mut con, &["BF.RESERVE", "w", "0.01", "1000", "WINDOW", "1000", "GENERATIONS", "2"]);
+    let first = strings("first:", 50);
+    let added = add_batch(&mut con, "w", &first);
+    std::thread::sleep(Duration::from_millis(510));
+    let second = strings("second:", 50);
+    add_batch(&mut con, "w", &second);
+
+    let pairs = scandump(&mut con, "w");
+    assert!(pairs.len() >= 3, "a header and a chunk per generation: {}", pairs.len());
+    loadchunks(&mut con, "copy", &pairs);
+    assert_eq!((found(&mut con, "copy", &first), found(&mut con, "copy", &second)), (50, 50));
+    let (header, chunk) = (&pairs[0], &pairs[1]);
+    call_bytes(&mut con, &[b"BF.LOADCHUNK", b"late", header.0.to_string().as_bytes(), &header.1]).unwrap();
+
+    // Until the first generation is dropped, the dump goes on and the chunk loads; then both
+    // are refused, the dump by the filter dumped, the load by the copy, which rotates alike.
+    let deadline = added.sent + Duration::from_millis(1500 + 1000) + MARGIN;
+    let next = header.0.to_string();
+    let chunk_command = |con: &mut Connection| {
+        call_bytes(con, &[b"BF.LOADCHUNK", b"late", chunk.0.to_string().as_bytes(), &chunk.1])
+    };
+    loop {
+        let dumped = call_bytes(&mut con, &[b"BF.SCANDUMP", b"w", next.as_bytes()]);
+        let loaded = chunk_command(&mut con);
+        // Both go on, or both are refused; one of each is a rotation between the two calls,
+        // after which the next round sees both refused.
+        if let (Err(dump_error), Err(load_error)) = (dumped, loaded) {
+            assert!(dump_error.contains("dropped a generation since this dump began"), "{dump_error}");
+            assert!(load_error.contains("dropped a generation since this load began"), "{load_error}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no rotation dropped the first generation");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(found(&mut con, "w", &second), 50, "the second generation is still held");
+}

@@ -270,3 +270,25 @@ fn records_of_the_first_version_load() {
         Some(DecodeError::Malformed("pooled rates where generations cannot pool them"))
     );
 }
+
+/// Dump iterators carry the mark of the generations held: a rotation that only opens a span
+/// keeps it, one that drops the oldest generation changes it, and unmarked iterators (an
+/// earlier version's) name their position as they are.
+#[test]
+fn dump_iterators_are_marked_with_the_generations_held() {
+    let mut filter = filter(1000, 4, 1000, 0.01, 2);
+    add_at(&mut filter, b"a", T0).unwrap();
+    let header = filter.marked_iterator(1);
+    assert!(header > 1 << 40 && WindowFilter::is_header_iterator(header));
+    assert_eq!(filter.position_of(header), Some(1));
+    assert_eq!(filter.position_of(65), Some(65), "an unmarked iterator");
+    add_at(&mut filter, b"b", T0 + 300).unwrap();
+    assert_eq!(filter.marked_iterator(1), header, "a span opened: the chunks before stay put");
+    filter.rotate(T0 + 1300);
+    assert_eq!(filter.generations().count(), 1);
+    assert_eq!(filter.position_of(header), None, "the oldest generation was dropped");
+    assert_ne!(filter.marked_iterator(1), header);
+    let empty = filter.marked_iterator(9);
+    assert_eq!(filter.position_of(empty), Some(9));
+    assert!(!WindowFilter::is_header_iterator(empty));
+}
