@@ -93,9 +93,15 @@ pub fn loadchunk(call: &Call) -> Result<(), CommandError> {
         call.notify(c"bf.reserve");
     } else {
         let filter = held_mut(&mut key)?.ok_or(CommandError::NotFound)?;
-        // An iterator that cannot follow a chunk of this length is bad data, not an offset.
+        // An iterator that cannot follow a chunk of this length is bad data, not an offset;
+        // one equal to the length names the byte before the first, which RedisBloom looks for
+        // and finds in no link.
         let iterator = u64::try_from(iterator).map_err(|_| CommandError::BadData)?;
-        let offset = |position: u64| position.checked_sub(1 + data.len() as u64).ok_or(CommandError::BadData);
+        let offset = |position: u64| match position.checked_sub(data.len() as u64) {
+            Some(0) => Err(CommandError::from(BfError::NoLink)),
+            Some(after) => Ok(after - 1),
+            None => Err(CommandError::BadData),
+        };
         match filter {
             HeldMut::Plain(filter) => filter.write_chunk(offset(iterator)?, data)?,
             HeldMut::Windowed(filter) => {

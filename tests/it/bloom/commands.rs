@@ -400,6 +400,9 @@ fn scandump_and_loadchunk_errors() {
         assert_eq!(err(&mut con, &["BF.SCANDUMP", "k", bad]), "Second argument must be numeric", "{bad:?}");
     }
     assert_eq!(err(&mut con, &["BF.LOADCHUNK", "k", "3", "longer than three"]), "ERR received bad data");
+    // An iterator equal to the chunk's length names the byte before the first: in no link.
+    assert_eq!(err(&mut con, &["BF.LOADCHUNK", "k", "3", "abc"]), "ERR invalid offset - no link found");
+    assert_eq!(err(&mut con, &["BF.LOADCHUNK", "k", "2", "abc"]), "ERR received bad data");
 }
 
 #[test]

@@ -98,6 +98,11 @@ pub fn decode_header_with(
         let n2 = reader.u8()?;
         let link = LinkFields { entries, error, bpe, hashes, bits, n2, bytes, items: link_items };
         chain.check_link(&link, links.last()).map_err(DecodeError::Malformed)?;
+        // A dump header's link holds every bit of its bytes, as RedisBloom checks (only the
+        // first version's RDB records, not dumps, kept fewer).
+        if bytes.checked_mul(8) != Some(bits) {
+            return Err(DecodeError::Malformed("a link's bits are not its bytes'"));
+        }
         links.push(link);
     }
     check_items(&chain, links.iter())?;
@@ -226,6 +231,20 @@ mod tests {
         insert_all(&mut chain, &ITEMS);
         assert_eq!(chain.items(), 6);
         assert_eq!(chain.links()[0].bytes(), hex("559580c0008000a01008008000840280"));
+    }
+
+    /// A dump header whose link names more bytes than its bits fill is refused, as RedisBloom
+    /// refuses it (its chunks then fit nowhere, and RedisBloom reads the filter back nowhere).
+    #[test]
+    fn a_header_whose_bytes_are_not_its_bits_is_refused() {
+        let header = hex("0300000000000000010000000d000000020000001000000000000000800000000000000003000000000000007b14ae47e17a843f88168ac58c2b2340070000000a0000000000000000");
+        assert!(decode_header(&header, UNLIMITED).is_ok());
+        let mut wider = header.clone();
+        wider[20] = 17;
+        assert_eq!(
+            decode_header(&wider, UNLIMITED).err(),
+            Some(DecodeError::Malformed("a link's bits are not its bytes'"))
+        );
     }
 
     /// A chain of three links or more, as RedisBloom's BF.RESERVE makes it, or with sizes
