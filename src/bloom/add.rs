@@ -111,6 +111,7 @@ fn add_to<F: Adds>(
     budget: impl Fn() -> usize + Copy,
 ) -> Added {
     let before = filter.footprint();
+    let took_before = filter.links_took();
     let mut any_new = false;
     let mut processed = 0;
     let mut answer = |result: Result<bool, FilterError>| match result {
@@ -143,14 +144,14 @@ fn add_to<F: Adds>(
     }
     METRICS.count_adds(processed);
     metrics::changed(before, filter);
-    Added { processed, changed: any_new || (F::EVERY_ADD_WRITES && processed > 0) }
+    Added { processed, changed: any_new || filter.links_took() != took_before }
 }
 
 /// What an add needs of either kind of filter.
 trait Adds: Measured {
-    /// Whether every add changes the filter, even of an item it had: a windowed filter
-    /// restarts that item's window.
-    const EVERY_ADD_WRITES: bool;
+    /// The adds its links took: what changes when an add changes the filter, also one that
+    /// answers 0 (a windowed filter restarts the window of an item an older generation holds).
+    fn links_took(&self) -> u64;
     /// Adds one item: whether it was new, or why it could not be added.
     fn add(&mut self, item: &[u8], budget: impl Fn() -> usize) -> Result<bool, FilterError>;
     /// Adds a batch, hashed together, each answer to `answer`; the first error ends it.
@@ -164,9 +165,11 @@ trait Adds: Measured {
 
 /// Both kinds of filter add through inherent methods of the same names and shapes.
 macro_rules! adds {
-    ($filter:ty, every_add_writes: $every_add_writes:expr) => {
+    ($filter:ty, links_took: $links_took:path) => {
         impl Adds for $filter {
-            const EVERY_ADD_WRITES: bool = $every_add_writes;
+            fn links_took(&self) -> u64 {
+                $links_took(self)
+            }
 
             fn add(&mut self, item: &[u8], budget: impl Fn() -> usize) -> Result<bool, FilterError> {
                 self.insert(item, budget)
@@ -184,5 +187,5 @@ macro_rules! adds {
     };
 }
 
-adds!(Filter, every_add_writes: false);
-adds!(WindowFilter, every_add_writes: true);
+adds!(Filter, links_took: Filter::items);
+adds!(WindowFilter, links_took: WindowFilter::links_took);

@@ -76,10 +76,16 @@ fn commands_that_change_nothing_are_not_replicated() {
     ok(&mut con, &["BF.MADD", "k", "a", "b"]);
     ok(&mut con, &["BF.RESERVE", "full", "0.01", "1", "NONSCALING"]);
     ok(&mut con, &["BF.ADD", "full", "only"]);
+    // A windowed filter whose current generation holds the items (a span of six hours).
+    ok(&mut con, &["BF.RESERVE", "w", "0.01", "100", "WINDOW", "86400000"]);
+    ok(&mut con, &["BF.MADD", "w", "a", "b"]);
     let before = master_offset(&mut con);
     ok(&mut con, &["BF.ADD", "k", "a"]);
     ok(&mut con, &["BF.MADD", "k", "a", "b"]);
     ok(&mut con, &["BF.INSERT", "k", "ITEMS", "b"]);
+    ok(&mut con, &["BF.ADD", "w", "a"]);
+    ok(&mut con, &["BF.MADD", "w", "a", "b"]);
+    ok(&mut con, &["BF.INSERT", "w", "ITEMS", "b"]);
     ok(&mut con, &["BF.EXISTS", "k", "a"]);
     let _ = call(&mut con, &["BF.ADD", "full", "new item"]);
     let _ = call(&mut con, &["BF.RESERVE", "k", "0.01", "100"]);
@@ -87,8 +93,25 @@ fn commands_that_change_nothing_are_not_replicated() {
     assert_eq!(master_offset(&mut con), before);
     ok(&mut con, &["BF.ADD", "k", "c"]);
     assert!(master_offset(&mut con) > before);
+
+    // An add of an item an older generation holds answers 0 and still changes the filter (the
+    // current generation takes it, and its window starts again): it is replicated.
+    ok(&mut con, &["BF.RESERVE", "short", "0.01", "100", "WINDOW", "4000", "GENERATIONS", "4"]);
+    crate::window::wait_for_next_span(1000, 50);
+    assert_eq!(int(&mut con, &["BF.ADD", "short", "x"]), 1);
+    crate::window::wait_for_next_span(1000, 50);
+    // A new item first, so that the rotation to the new span is replicated before.
+    assert_eq!(int(&mut con, &["BF.ADD", "short", "y"]), 1);
+    let before_renewal = master_offset(&mut con);
+    assert_eq!(int(&mut con, &["BF.ADD", "short", "x"]), 0);
+    assert!(master_offset(&mut con) > before_renewal, "a renewing add was not replicated");
+    let after_renewal = master_offset(&mut con);
+    assert_eq!(int(&mut con, &["BF.ADD", "short", "x"]), 0);
+    assert_eq!(master_offset(&mut con), after_renewal, "the current generation held it");
     wait_in_sync(&mut con, &mut replica.connection());
-    assert_eq!(digest(&mut replica.connection(), "k"), digest(&mut con, "k"));
+    for key in ["k", "w", "short"] {
+        assert_eq!(digest(&mut replica.connection(), key), digest(&mut con, key), "{key}");
+    }
 }
 
 #[test]

@@ -397,6 +397,14 @@ impl WindowFilter {
         current.into_iter().chain(older).map(|generation| generation.value.latest).sum()
     }
 
+    /// The adds its generations' links took (each answered 1 there): what an add changes
+    /// exactly when it changes the filter. An add of an item that an older generation holds
+    /// answers 0 and is taken by the current one; one of an item the current generation holds
+    /// already changes nothing, and need not be replicated.
+    pub fn links_took(&self) -> u64 {
+        self.generations().map(|generation| generation.value.items()).sum()
+    }
+
     /// Items per window the filter was sized for, as reserved.
     pub fn capacity(&self) -> u64 {
         self.params.capacity()

@@ -327,3 +327,17 @@ fn sums_are_kept_through_adds_refused_for_memory() {
     }
     assert!(refused > 0, "the budget was reached");
 }
+
+/// What the adds the links took tells apart: an add of an item the current generation holds
+/// changes nothing; one of an item only an older generation holds answers 0 and changes the
+/// filter (the current generation takes it).
+#[test]
+fn the_links_take_a_renewed_item_and_not_a_held_one() {
+    let mut filter = filter(1000, 4, 1000, 0.01, 2);
+    assert_eq!(add_at(&mut filter, b"a", T0), Ok(true));
+    let took = filter.links_took();
+    assert_eq!((add_at(&mut filter, b"a", T0 + 10), filter.links_took()), (Ok(false), took));
+    assert_eq!(add_at(&mut filter, b"a", T0 + 300), Ok(false));
+    assert_eq!(filter.links_took(), took + 1, "the new span's generation took it");
+    assert_eq!((add_at(&mut filter, b"a", T0 + 310), filter.links_took()), (Ok(false), took + 1));
+}
