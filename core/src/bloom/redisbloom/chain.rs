@@ -19,6 +19,9 @@ pub const MAX_LINKS: usize = 1100;
 
 /// The growth stored with a non-scaling filter: RedisBloom keeps its default there.
 pub const NON_SCALING_GROWTH: u32 = 2;
+/// The probes a batch asks the cache lines of, per item: every link of a chain grown a few
+/// times at any rate (seven hashes at 1%, fourteen at 0.01%).
+const PREFETCHED_PROBES: u32 = 64;
 
 /// The chain's stored description, without its links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,10 +135,17 @@ impl Chain {
         self.links.iter().rev().any(|link| link.contains(hash))
     }
 
-    /// Asks the CPU to start loading the cache lines of the item's probes, in every link.
+    /// Asks the CPU to start loading the cache lines of the item's probes, newest link first
+    /// (where a lookup starts), up to [`PREFETCHED_PROBES`] in all. A lookup leaves a link at
+    /// its first clear bit, and a long chain of links with hundreds of hashes each (one grown
+    /// a thousand times, its rate halving each time) spent a millisecond an item asking for
+    /// lines no lookup read: 13 s for a BF.MEXISTS of 10,000 items.
     #[inline]
     pub fn prefetch(&self, hash: &HashPair) {
-        for link in &self.links {
+        let mut left = PREFETCHED_PROBES;
+        for link in self.links.iter().rev() {
+            let Some(after) = left.checked_sub(link.fields().hashes) else { break };
+            left = after;
             link.prefetch(hash);
         }
     }
