@@ -75,7 +75,8 @@ fn a_replicas_aof_holds_its_masters_rotations() {
 /// then took the server down. The timer waits for the pause to end, then rotates.
 #[test]
 fn a_paused_master_rotates_nothing_until_its_clients_resume() {
-    let master = Server::start_with(&[], &["--appendonly", "yes"]);
+    // Every write reaches the file before the next reply.
+    let master = Server::start_with(&[], &["--appendonly", "yes", "--appendfsync", "always"]);
     let mut con = master.connection();
     ok(&mut con, &["CMS.INITBYDIM", "w", "10", "3", "WINDOW", "200", "GENERATIONS", "4"]);
     ok(&mut con, &["CMS.INCRBY", "w", "a", "1"]);
@@ -83,12 +84,17 @@ fn a_paused_master_rotates_nothing_until_its_clients_resume() {
         let aof = aof_bytes(server);
         aof.windows(b"CMS.ROTATE".len()).filter(|window| window == b"CMS.ROTATE").count()
     };
-    ok(&mut con, &["CLIENT", "PAUSE", "1000", "WRITE"]);
+    // Read 800 ms into a pause of 2 s: a test thread held up under a loaded machine (it read
+    // 1 s into a pause of 1 s once, on a CI run) still reads within the pause.
+    let paused_at = std::time::Instant::now();
+    ok(&mut con, &["CLIENT", "PAUSE", "2000", "WRITE"]);
     let before = rotations(&master);
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(ok(&mut con, &["PING"]), redis::Value::SimpleString("PONG".into()), "alive in the pause");
-    assert_eq!(rotations(&master), before, "nothing rotated while clients were paused");
-    std::thread::sleep(Duration::from_millis(600));
+    let during = rotations(&master);
+    assert!(paused_at.elapsed() < Duration::from_millis(2000), "read within the pause");
+    assert_eq!(during, before, "nothing rotated while clients were paused");
+    std::thread::sleep(Duration::from_millis(1600));
     assert!(rotations(&master) > before, "the timer rotated once the pause ended");
 }
 
