@@ -16,13 +16,23 @@ use redbloom_fuzz::shared::parse as primitives;
 use redbloom_fuzz::window::parse::trailing;
 use redbloom_fuzz::split_args;
 
-const DEFAULTS: Creation =
-    Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom, window: None };
+const DEFAULTS: Creation = Creation {
+    capacity: 100,
+    error_rate: 0.01,
+    expansion: 2,
+    format: Format::Redbloom,
+    window: None,
+    nonscaling_growth: None,
+};
 
 fn check(creation: Creation) {
     assert!((1..=MAX_CAPACITY).contains(&creation.capacity));
     assert!(creation.error_rate > 0.0 && creation.error_rate <= MAX_USEFUL_ERROR_RATE);
     assert!(creation.expansion <= MAX_EXPANSION);
+    // A growth is recorded only beside NONSCALING, and is one an EXPANSION may name.
+    assert!(creation
+        .nonscaling_growth
+        .is_none_or(|growth| creation.expansion == 0 && (1..=MAX_EXPANSION).contains(&growth)));
 }
 
 fuzz_target!(|data: &[u8]| {

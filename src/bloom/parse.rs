@@ -20,11 +20,19 @@ pub struct Creation {
     pub format: Format,
     /// A filter whose items expire (WINDOW), its capacity the items of one window.
     pub window: Option<Schedule>,
+    /// The EXPANSION a BF.INSERT named beside NONSCALING, which a filter in RedisBloom's
+    /// format records as RedisBloom's does, so that its dumps are RedisBloom's bytes.
+    pub nonscaling_growth: Option<u32>,
 }
 
 impl Creation {
     pub fn try_build(&self, max_bytes: usize) -> Result<Filter, FilterError> {
-        Filter::try_new(self.format, self.capacity, self.error_rate, self.expansion, max_bytes)
+        let mut filter =
+            Filter::try_new(self.format, self.capacity, self.error_rate, self.expansion, max_bytes)?;
+        if let Some(growth) = self.nonscaling_growth {
+            filter.record_growth(growth);
+        }
+        Ok(filter)
     }
 }
 
@@ -84,7 +92,14 @@ pub fn reserve(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandErro
     let window = window.finish()?;
     let format = windowed_format(named_format, window.is_some())?.unwrap_or(defaults.format);
     Ok(Parsed {
-        creation: Some(Creation { capacity: capacity as u64, error_rate, expansion, format, window }),
+        creation: Some(Creation {
+            capacity: capacity as u64,
+            error_rate,
+            expansion,
+            format,
+            window,
+            nonscaling_growth: None,
+        }),
         first_item: args.len(),
         capped_rate: (error_rate != asked_rate).then_some(asked_rate),
     })
@@ -140,6 +155,7 @@ pub fn insert(args: &[&[u8]], defaults: Creation) -> Result<Parsed, CommandError
     // NONSCALING wins over EXPANSION here, as in RedisBloom: its INSERT reads them apart, and
     // only its RESERVE refuses the two together.
     creation.expansion = if nonscaling { 0 } else { expansion_given.unwrap_or(defaults.expansion) };
+    creation.nonscaling_growth = expansion_given.filter(|&growth| nonscaling && growth > 0);
     creation.window = window.finish()?;
     creation.format = windowed_format(named_format, creation.window.is_some())?.unwrap_or(defaults.format);
     Ok(Parsed { creation: (!nocreate).then_some(creation), first_item, capped_rate })
@@ -172,8 +188,14 @@ mod tests {
     use crate::window::error::WindowError;
     use redbloom_core::window::DEFAULT_GENERATIONS;
 
-    const DEFAULTS: Creation =
-        Creation { capacity: 100, error_rate: 0.01, expansion: 2, format: Format::Redbloom, window: None };
+    const DEFAULTS: Creation = Creation {
+        capacity: 100,
+        error_rate: 0.01,
+        expansion: 2,
+        format: Format::Redbloom,
+        window: None,
+        nonscaling_growth: None,
+    };
 
     #[test]
     fn window_and_generations_are_read_among_the_options() {
@@ -242,10 +264,13 @@ mod tests {
     #[test]
     fn nonscaling_wins_in_insert_and_contradicts_expansion_in_reserve() {
         for line in
-            ["BF.INSERT k NONSCALING EXPANSION 2 ITEMS a", "BF.INSERT k EXPANSION 2 NONSCALING ITEMS a"]
+            ["BF.INSERT k NONSCALING EXPANSION 3 ITEMS a", "BF.INSERT k EXPANSION 3 NONSCALING ITEMS a"]
         {
-            assert_eq!(insert(&args(line), DEFAULTS).unwrap().creation.unwrap().expansion, 0, "{line}");
+            let creation = insert(&args(line), DEFAULTS).unwrap().creation.unwrap();
+            assert_eq!((creation.expansion, creation.nonscaling_growth), (0, Some(3)), "{line}");
         }
+        let scaling = insert(&args("BF.INSERT k EXPANSION 3 ITEMS a"), DEFAULTS).unwrap().creation.unwrap();
+        assert_eq!((scaling.expansion, scaling.nonscaling_growth), (3, None));
         for line in
             ["BF.RESERVE k 0.01 5 NONSCALING EXPANSION 2", "BF.RESERVE k 0.01 5 EXPANSION 2 NONSCALING"]
         {

@@ -23,6 +23,7 @@ pub fn defaults() -> Creation {
         expansion: config::expansion(),
         format: FORMATS.get(config::format_index()).copied().unwrap_or(Format::Redbloom),
         window: None,
+        nonscaling_growth: None,
     }
 }
 

@@ -92,7 +92,7 @@ fn a_paused_master_rotates_nothing_until_its_clients_resume() {
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(ok(&mut con, &["PING"]), redis::Value::SimpleString("PONG".into()), "alive in the pause");
     let during = rotations(&master);
-    assert!(paused_at.elapsed() < Duration::from_millis(2000), "read within the pause");
+    assert!(paused_at.elapsed() < Duration::from_secs(2), "read within the pause");
     assert_eq!(during, before, "nothing rotated while clients were paused");
     std::thread::sleep(Duration::from_millis(1600));
     assert!(rotations(&master) > before, "the timer rotated once the pause ended");

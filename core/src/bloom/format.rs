@@ -178,6 +178,14 @@ impl Filter {
         })
     }
 
+    /// Records the growth a non-scaling filter was given beside NONSCALING, as RedisBloom's
+    /// header does ([`redisbloom::Chain::record_growth`]); this module's format records none.
+    pub fn record_growth(&mut self, growth: u32) {
+        if let Filter::RedisBloom(chain) = self {
+            chain.record_growth(growth);
+        }
+    }
+
     /// Which format the filter is in.
     pub fn format(&self) -> Format {
         match self {

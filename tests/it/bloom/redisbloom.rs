@@ -421,6 +421,14 @@ fn new_filters_in_redisbloom_format_behave_as_redisbloom() {
                 "ERROR".into(),
                 rate.into(),
             ];
+            // NONSCALING beside an EXPANSION, which RedisBloom's header keeps.
+            match random.below(3) {
+                0 => {
+                    args.extend(["EXPANSION".into(), (1 + random.below(6)).to_string(), "NONSCALING".into()]);
+                }
+                1 => args.push("NONSCALING".into()),
+                _ => {}
+            }
             args.extend(["ITEMS".into(), "first".into()]);
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -227,6 +227,15 @@ impl Chain {
         self.links.iter().map(|link| link.fields().entries).fold(0, u64::saturating_add)
     }
 
+    /// Records `growth` in a non-scaling chain's fields, where RedisBloom's BF.INSERT keeps
+    /// the EXPANSION it was given beside NONSCALING (its header and record carry it; the chain
+    /// never grows). A scaling chain keeps its own.
+    pub fn record_growth(&mut self, growth: u32) {
+        if !self.fields.is_scaling() {
+            self.fields.growth = growth;
+        }
+    }
+
     /// `None` for a non-scaling filter.
     pub fn expansion(&self) -> Option<u32> {
         self.fields.is_scaling().then_some(self.fields.growth)
