@@ -30,9 +30,7 @@ pub fn scandump(call: &Call) -> Result<(), CommandError> {
             Held::Plain(filter) => (filter.encode_header(), HEADER_ITERATOR),
             Held::Windowed(filter) => (filter.encode_header(), marked(filter, HEADER_ITERATOR as u64)),
         };
-        call.reply_array(2);
-        call.reply_integer(next);
-        call.reply_bulk(&header);
+        reply_chunk(call, next, &header);
         return Ok(());
     }
     // A negative iterator, like one past the end, is the end, as RedisBloom answers.
@@ -62,6 +60,7 @@ fn marked(filter: &WindowFilter, position: u64) -> i64 {
     i64::try_from(filter.marked_iterator(position)).unwrap_or(0)
 }
 
+/// A SCANDUMP reply: the next iterator and a piece (the header, a chunk, or nothing at the end).
 fn reply_chunk(call: &Call, next: i64, data: &[u8]) {
     call.reply_array(2);
     call.reply_integer(next);
