@@ -3,6 +3,7 @@
 
 use crate::harness::*;
 use redis::{Connection, Value};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// A field INFO must have.
@@ -73,8 +74,9 @@ fn a_filter_beyond_the_cap_leaves_the_server_as_it_was() {
     assert_eq!(int(&mut con, &["BF.EXISTS", "kept", "b"]), 1);
 }
 
-/// Writes batches of BF.MADD until the connection dies; answers the acknowledged items.
-fn write_until_killed(port: u16, prefix: &str) -> Vec<String> {
+/// Writes batches of BF.MADD until the connection dies, telling `first` when the first batch
+/// is acknowledged; answers the acknowledged items.
+fn write_until_killed(port: u16, prefix: &str, first: &mpsc::Sender<()>) -> Vec<String> {
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     let mut con = client.get_connection().unwrap();
     let mut acknowledged = Vec::new();
@@ -84,7 +86,11 @@ fn write_until_killed(port: u16, prefix: &str) -> Vec<String> {
         args.extend(items.iter().map(String::as_str));
         match call(&mut con, &args) {
             Ok(_) => acknowledged.extend(items),
+            Err(error) if batch == 0 => panic!("the first batch was refused: {error:?}"),
             Err(_) => break,
+        }
+        if batch == 0 {
+            let _ = first.send(());
         }
     }
     acknowledged
@@ -100,8 +106,16 @@ fn acknowledged_adds_survive_kill_9() {
     let mut all = Vec::new();
     for round in 0..8 {
         let port = server.port;
-        let writer = std::thread::spawn(move || write_until_killed(port, &format!("round{round}")));
-        std::thread::sleep(Duration::from_millis(100 + random.below(300) as u64));
+        let (first, acknowledged_once) = mpsc::channel();
+        let writer = std::thread::spawn(move || write_until_killed(port, &format!("round{round}"), &first));
+        // A busy machine can take longer than the pause below to answer the first batch.
+        match acknowledged_once.recv_timeout(Duration::from_secs(30)) {
+            Ok(()) => {}
+            // The writer stopped before its first answer; its panic message tells why.
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("round {round}: {:?}", writer.join()),
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("round {round}: no answer in 30 s"),
+        }
+        std::thread::sleep(Duration::from_millis(random.below(300) as u64));
         let during_rewrite = round % 2 == 1;
         if during_rewrite {
             let mut con = server.connection();
