@@ -3,6 +3,7 @@
 
 use std::alloc::{self, Layout as AllocLayout};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An allocation failed: the caller answers "insufficient memory".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,7 +14,9 @@ pub struct AllocationFailed;
 /// layouts as plain bytes.
 pub struct ByteArray {
     pointer: NonNull<u8>,
-    len: usize,
+    /// The length, and in its top bit [`UNPADDED`] (lengths never reach it: an allocation
+    /// is at most `isize::MAX` bytes).
+    len_and_unpadded: usize,
     /// How the memory goes back: to whoever handed it over, by this function; to the global
     /// allocator, at [`ALIGNMENT`], where there is none. One word: a windowed filter holds an
     /// array for every generation that can be alive.
@@ -32,6 +35,26 @@ unsafe impl Sync for ByteArray {}
 pub const CACHE_LINE: usize = 64;
 const ALIGNMENT: usize = CACHE_LINE;
 
+/// The alignment every allocator gives any block (16 in Redis's jemalloc and in libc malloc).
+/// An array is first asked for at this alignment: jemalloc's blocks of most sizes start on a
+/// cache line anyway (its large blocks on a page), and such a block is kept as it came.
+/// Asked for at [`ALIGNMENT`], the module's allocator pads it (by 72 bytes, see the Redis
+/// glue), which for a size the allocator has a class of (every power of two: each cuckoo
+/// filter, many sketches) costs the next class, a quarter more memory than the array.
+const NATURAL_ALIGNMENT: usize = 16;
+
+/// Set in [`ByteArray::len_and_unpadded`] when the array's block was allocated at
+/// [`NATURAL_ALIGNMENT`] (and started on a cache line), clear when at [`ALIGNMENT`]: it
+/// is freed with the layout it was allocated with.
+const UNPADDED: usize = 1 << (usize::BITS - 1);
+
+/// Arrays from this size on are large blocks (jemalloc's start at 16 KiB), which an allocator
+/// either always or never starts on a cache line: after one that did not, large arrays are
+/// asked for at [`ALIGNMENT`] at once, rather than allocated, zeroed and freed for nothing
+/// each time (libc malloc maps large blocks with a 16-byte header).
+const LARGE: usize = 16 << 10;
+static LARGE_BLOCKS_MAY_START_ON_A_LINE: AtomicBool = AtomicBool::new(true);
+
 /// Only for the dangling pointer of an empty array, which must be aligned as a full one is.
 #[repr(C, align(64))]
 struct CacheLine([u8; CACHE_LINE]);
@@ -46,15 +69,38 @@ impl ByteArray {
         if len == 0 {
             return Ok(ByteArray::empty());
         }
-        let layout = AllocLayout::from_size_align(len, ALIGNMENT).map_err(|_| AllocationFailed)?;
+        let natural = AllocLayout::from_size_align(len, NATURAL_ALIGNMENT).map_err(|_| AllocationFailed)?;
+        let large = len >= LARGE;
+        if !large || LARGE_BLOCKS_MAY_START_ON_A_LINE.load(Ordering::Relaxed) {
+            // SAFETY: the layout has a non-zero size.
+            let pointer = NonNull::new(unsafe { alloc::alloc_zeroed(natural) }).ok_or(AllocationFailed)?;
+            if (pointer.as_ptr() as usize).is_multiple_of(ALIGNMENT) {
+                return Ok(ByteArray { pointer, len_and_unpadded: len | UNPADDED, taken_over_from: None });
+            }
+            if large {
+                LARGE_BLOCKS_MAY_START_ON_A_LINE.store(false, Ordering::Relaxed);
+            }
+            // SAFETY: allocated just above with this layout.
+            unsafe { alloc::dealloc(pointer.as_ptr(), natural) };
+        }
+        let aligned = AllocLayout::from_size_align(len, ALIGNMENT).map_err(|_| AllocationFailed)?;
         // SAFETY: the layout has a non-zero size.
-        let pointer = unsafe { alloc::alloc_zeroed(layout) };
-        let pointer = NonNull::new(pointer).ok_or(AllocationFailed)?;
-        Ok(ByteArray { pointer, len, taken_over_from: None })
+        let pointer = NonNull::new(unsafe { alloc::alloc_zeroed(aligned) }).ok_or(AllocationFailed)?;
+        Ok(ByteArray { pointer, len_and_unpadded: len, taken_over_from: None })
     }
 
     fn empty() -> ByteArray {
-        ByteArray { pointer: NonNull::<CacheLine>::dangling().cast(), len: 0, taken_over_from: None }
+        ByteArray {
+            pointer: NonNull::<CacheLine>::dangling().cast(),
+            len_and_unpadded: 0,
+            taken_over_from: None,
+        }
+    }
+
+    /// The layout the array was allocated with, for one allocated here.
+    fn allocated_layout(&self) -> Option<AllocLayout> {
+        let align = if self.len_and_unpadded & UNPADDED != 0 { NATURAL_ALIGNMENT } else { ALIGNMENT };
+        AllocLayout::from_size_align(self.len(), align).ok()
     }
 
     /// A copy of `bytes` in an array of its own.
@@ -72,7 +118,7 @@ impl ByteArray {
     /// `pointer` holds `len` initialised bytes, is owned by nobody else from now on, and is
     /// freed by calling `free` on it, once.
     pub unsafe fn take_over(pointer: NonNull<u8>, len: usize, free: FreeFunction) -> ByteArray {
-        ByteArray { pointer, len, taken_over_from: Some(free) }
+        ByteArray { pointer, len_and_unpadded: len, taken_over_from: Some(free) }
     }
 
     /// A copy allocated here, so on a cache line even when `self` was taken over.
@@ -84,30 +130,30 @@ impl ByteArray {
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: `pointer` points at `len` initialised bytes owned by self (or dangles, well
         // aligned, with len 0, which slices allow).
-        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr(), self.len()) }
     }
 
     /// The whole array, writable.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in `as_slice`, and `&mut self` makes the borrow exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.pointer.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.pointer.as_ptr(), self.len()) }
     }
 
     /// Length in bytes.
     pub fn len(&self) -> usize {
-        self.len
+        self.len_and_unpadded & !UNPADDED
     }
 
     /// Whether the array has no bytes.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Asks the CPU to start loading the cache line holding byte `index`.
     #[inline]
     pub fn prefetch(&self, index: usize) {
         #[cfg(target_arch = "x86_64")]
-        if index < self.len {
+        if index < self.len() {
             // SAFETY: the address lies inside the allocation; prefetching has no other effect.
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -124,9 +170,9 @@ impl Drop for ByteArray {
         match self.taken_over_from {
             // SAFETY: handed over with the promise that `free` releases it (take_over).
             Some(free) => unsafe { free(self.pointer.as_ptr().cast()) },
-            None if self.len > 0 => {
+            None if !self.is_empty() => {
                 // The layout was valid when allocating, so it still is.
-                if let Ok(layout) = AllocLayout::from_size_align(self.len, ALIGNMENT) {
+                if let Some(layout) = self.allocated_layout() {
                     // SAFETY: allocated in try_zeroed with this very layout.
                     unsafe { alloc::dealloc(self.pointer.as_ptr(), layout) }
                 }
@@ -142,9 +188,10 @@ mod tests {
 
     #[test]
     fn byte_arrays_of_any_length_start_clear() {
-        for len in [0u64, 1, 8, 100, 4097] {
+        for len in [0u64, 1, 8, 100, 4096, 4097, 20_000, 1 << 20] {
             let bytes = ByteArray::try_zeroed(len).unwrap();
             assert_eq!(bytes.as_slice().len() as u64, len);
+            assert_eq!(bytes.as_slice().as_ptr() as usize % CACHE_LINE, 0, "{len}");
             assert!(bytes.as_slice().iter().all(|&byte| byte == 0));
         }
     }

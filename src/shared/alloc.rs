@@ -16,8 +16,9 @@ pub struct RedisFallibleAlloc;
 
 /// Redis's allocator aligns a block to the largest power of two dividing its size, up to 16
 /// (jemalloc with Redis's 8-byte quantum; libc malloc gives 16 always): sizes are rounded up
-/// to the alignment for anything up to this. Larger alignments, such as the bit array's
-/// 64-byte blocks, are made by hand.
+/// to the alignment for anything up to this. Larger alignments are made by hand, padding the
+/// block: a byte array asks for one only when the allocator's own block did not start on a
+/// cache line (`ByteArray::try_zeroed` in the core).
 const ROUNDED_ALIGN: usize = 16;
 
 /// Bit arrays are read at random. On 4 KiB pages a large one costs a TLB miss and a page

@@ -74,6 +74,37 @@ fn a_filter_beyond_the_cap_leaves_the_server_as_it_was() {
     assert_eq!(int(&mut con, &["BF.EXISTS", "kept", "b"]), 1);
 }
 
+/// The memory `maxmemory` counts is what MEMORY USAGE tells: arrays of a size the allocator
+/// has a class of (every cuckoo filter, sketches of power-of-two sizes) once took the next
+/// class, a quarter more, for their alignment to cache lines.
+#[test]
+fn used_memory_grows_by_what_memory_usage_tells() {
+    let server = Server::start();
+    let mut con = server.connection();
+    // Valkey frees deleted keys in the background by default.
+    ok(&mut con, &["CONFIG", "SET", "lazyfree-lazy-user-del", "no"]);
+    let used = |con: &mut Connection| -> i64 { info_field(con, "memory", "used_memory").parse().unwrap() };
+    for create in [
+        &["CF.RESERVE", "k", "4194304"][..],
+        &["CF.RESERVE", "k", "4194304", "BUCKETSIZE", "4"],
+        &["CMS.INITBYDIM", "k", "262144", "4"],
+        &["TOPK.RESERVE", "k", "10", "262144", "4", "0.9"],
+    ] {
+        // The first command of a kind grows the server's own buffers and tables.
+        ok(&mut con, create);
+        ok(&mut con, &["DEL", "k"]);
+        let before = used(&mut con);
+        ok(&mut con, create);
+        let grown = used(&mut con) - before;
+        let usage = int(&mut con, &["MEMORY", "USAGE", "k"]);
+        assert!(
+            (usage * 98..=usage * 102).contains(&(grown * 100)),
+            "{create:?}: used_memory grew by {grown}, MEMORY USAGE {usage}"
+        );
+        ok(&mut con, &["DEL", "k"]);
+    }
+}
+
 /// Writes batches of BF.MADD until the connection dies, telling `first` when the first batch
 /// is acknowledged; answers the acknowledged items.
 fn write_until_killed(port: u16, prefix: &str, first: &mpsc::Sender<()>) -> Vec<String> {
