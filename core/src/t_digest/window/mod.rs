@@ -58,6 +58,7 @@ use std::cell::OnceCell;
 use std::ops::Deref;
 
 use self::curve::Curve;
+use self::trimmed_mean::Trimming;
 use super::digest::{capacity_for, memory_for, AddError, SizeError, TDigest, TDigestInfo};
 use super::MAX_COMPRESSION;
 use crate::bytes::AllocationFailed;
@@ -86,6 +87,9 @@ pub struct WindowTDigest {
     /// Every generation put together (`older` and the current one), made by the first read
     /// after a write or a rotation.
     window: OnceCell<TDigest>,
+    /// What `TRIMMED_MEAN` reads of the same generations, made by its first call after a
+    /// write or a rotation.
+    trimming: OnceCell<Trimming>,
 }
 
 /// The digest a read answers from: a plain digest itself, or a window's digest, kept with the
@@ -96,6 +100,8 @@ pub struct WindowContents<'a> {
     /// The generations the digest was cut from; none when it is a digest of its own (a plain
     /// digest, or a window's one generation).
     cut_from: Vec<&'a TDigest>,
+    /// Where the curves of `cut_from` are kept, when the digest is.
+    trimming: Option<&'a OnceCell<Trimming>>,
 }
 
 enum Contents<'a> {
@@ -108,7 +114,7 @@ enum Contents<'a> {
 impl<'a> WindowContents<'a> {
     /// A digest that answers for itself: a plain one, or a window's only generation.
     pub fn plain(digest: &'a TDigest) -> WindowContents<'a> {
-        WindowContents { digest: Contents::Kept(digest), cut_from: Vec::new() }
+        WindowContents { digest: Contents::Kept(digest), cut_from: Vec::new(), trimming: None }
     }
 
     /// `TDIGEST.TRIMMED_MEAN`: the digest's own, or, of a window of several generations, from
@@ -118,7 +124,16 @@ impl<'a> WindowContents<'a> {
         if self.cut_from.is_empty() {
             return self.digest().trimmed_mean(low, high);
         }
-        trimmed_mean::trimmed_mean(&self.cut_from, low, high)
+        let Some(kept) = self.trimming else {
+            return Ok(Trimming::of(&self.cut_from)?.mean(low, high));
+        };
+        let trimming = if let Some(trimming) = kept.get() {
+            trimming
+        } else {
+            let trimming = Trimming::of(&self.cut_from)?;
+            kept.get_or_init(|| trimming)
+        };
+        Ok(trimming.mean(low, high))
     }
 
     fn digest(&self) -> &TDigest {
@@ -170,7 +185,13 @@ impl WindowTDigest {
     }
 
     fn from_generations(compression: u64, generations: Generations<TDigest>) -> WindowTDigest {
-        WindowTDigest { compression, generations, older: OnceCell::new(), window: OnceCell::new() }
+        WindowTDigest {
+            compression,
+            generations,
+            older: OnceCell::new(),
+            window: OnceCell::new(),
+            trimming: OnceCell::new(),
+        }
     }
 
     /// The compression of every generation and of the window's digest.
@@ -256,6 +277,7 @@ impl WindowTDigest {
     fn forget_contents(&mut self) {
         self.older.take();
         self.window.take();
+        self.trimming.take();
     }
 
     /// Adds each value to the current span's generation (TDIGEST.ADD), opening it for the
@@ -277,6 +299,7 @@ impl WindowTDigest {
             self.generations.current_or_open(|| Ok::<_, AddError>(opened))?;
         }
         self.window.take();
+        self.trimming.take();
         Ok(())
     }
 
@@ -291,7 +314,7 @@ impl WindowTDigest {
             }
             let parts = parts_of(&live)?;
             let digest = Contents::ForThisRead(self.put_together(&borrowed(&parts))?);
-            return Ok(WindowContents { digest, cut_from: live });
+            return Ok(WindowContents { digest, cut_from: live, trimming: None });
         }
         let older = self.generations.older();
         let digests: Vec<&TDigest> =
@@ -312,7 +335,11 @@ impl WindowTDigest {
             };
             self.window.get_or_init(|| window)
         };
-        Ok(WindowContents { digest: Contents::Kept(window), cut_from: digests })
+        Ok(WindowContents {
+            digest: Contents::Kept(window),
+            cut_from: digests,
+            trimming: Some(&self.trimming),
+        })
     }
 
     /// The older generations' curves summed and cut as the window's digest is, kept until the

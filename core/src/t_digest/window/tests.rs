@@ -363,6 +363,57 @@ fn a_windows_trimmed_mean_takes_the_generations_own_means() {
     }
 }
 
+/// What `TRIMMED_MEAN` keeps between reads is made of what the window holds: after a
+/// write, a rotation and a reset, it answers as a copy that kept none.
+#[test]
+fn trimmed_means_kept_between_reads_follow_writes_and_rotations() {
+    let mut random = Random(0x7e12);
+    let mut digest = WindowTDigest::new(100, Schedule::new(60_000, 4).unwrap(), BUDGET).unwrap();
+    let check = |digest: &mut WindowTDigest, at: u64, values: Option<Vec<f64>>| {
+        match values {
+            Some(values) => add_at(digest, at, &values),
+            None => drop(digest.rotate(at)),
+        }
+        for _ in 0..2 {
+            let kept = digest.contents(None).unwrap().trimmed_mean(0.1, 0.9).unwrap();
+            let fresh = digest.try_copy().unwrap().contents(None).unwrap().trimmed_mean(0.1, 0.9).unwrap();
+            assert_eq!(kept.to_bits(), fresh.to_bits(), "at {at}");
+        }
+    };
+    for span in 0..6u64 {
+        for step in 0..3 {
+            let values: Vec<f64> = (0..500).map(|_| random.unit() * 1000.0).collect();
+            check(&mut digest, 1_000_000 + span * 15_000 + step, Some(values));
+        }
+    }
+    check(&mut digest, 1_000_000 + 8 * 15_000, None);
+    assert!(digest.contents(None).unwrap().trimmed_mean(0.1, 0.9).unwrap().is_finite());
+    digest.reset();
+    assert!(digest.contents(None).unwrap().trimmed_mean(0.1, 0.9).unwrap().is_nan());
+}
+
+/// Values at either end of the doubles' range, in several generations: the window's trimmed
+/// means are finite and within the values (the weighted sums are taken at a scale no value
+/// overflows).
+#[test]
+fn trimmed_means_of_the_largest_and_smallest_values_are_finite() {
+    for values in [[f64::MAX, -f64::MAX, 1.0, f64::MAX], [5e-324, 1e-320, 0.0, -5e-324], [f64::MAX; 4]] {
+        let mut digest = WindowTDigest::new(100, Schedule::new(60_000, 4).unwrap(), BUDGET).unwrap();
+        for (span, value) in values.iter().enumerate() {
+            add_at(&mut digest, 1_000_000 + span as u64 * 15_000, &[*value, *value]);
+        }
+        let contents = digest.contents(None).unwrap();
+        let (lowest, highest) = (
+            values.iter().copied().fold(f64::MAX, f64::min),
+            values.iter().copied().fold(-f64::MAX, f64::max),
+        );
+        for (low, high) in [(0.0, 1.0), (0.1, 0.9), (0.5, 1.0)] {
+            let mean = contents.trimmed_mean(low, high).unwrap();
+            assert!((lowest..=highest).contains(&mean), "{values:?} {low}-{high}: {mean}");
+        }
+    }
+}
+
 #[test]
 fn a_window_of_one_generation_answers_as_a_plain_digest_of_the_same_writes() {
     let mut random = Random(0xa11);
