@@ -9,6 +9,9 @@
 //! number of decrements in a row until the next miss is drawn at once. Either way each draw
 //! settles many hits, so a row takes a few dozen draws where RedisBloom takes the increment's
 //! worth of `rand()` calls (a count whose probability is zero in `f64` needs none at all).
+//! Except near a decay of 1: while the probability is far from both 0 and 1, for thousands
+//! of counts in a row when the decay is 0.9999 or closer, a draw settles a few hits and one
+//! decrement, and a large increment on a large count costs about as many draws as decrements.
 //!
 //! Every value a draw depends on is computed with `+ - * /` and `sqrt` alone, which IEEE 754
 //! rounds the same everywhere, never with the platform's `ln` or `pow`: a master and its

@@ -10,8 +10,9 @@
 //!   not when it loads one: a loaded sketch never decays again (a 1x1 sketch holding `a` keeps
 //!   it through any number of adds of `b`). Here the powers are derived whenever a sketch is
 //!   made or loaded.
-//! - **TOPK.INCRBY in bounded time.** RedisBloom hits another item's bucket once per unit of
-//!   increment; here the same law is drawn in a few dozen steps (see `decay`).
+//! - **TOPK.INCRBY in fewer steps.** RedisBloom hits another item's bucket once per unit of
+//!   increment; here the same law is drawn in steps that each settle many units (see `decay`):
+//!   a few dozen, except for a decay close to 1 (docs/sketches.md).
 //!
 //! Where RedisBloom's algorithm draws nothing (buckets that are empty or the item's own, a
 //! decay of 1) the answers are its answers, tie for tie.
