@@ -49,15 +49,17 @@ pub fn loadchunk(call: &Call) -> Result<(), CommandError> {
         let filter =
             CuckooFilter::from_header(data, call.max_filter_bytes()).map_err(|_| CfError::CannotCreate)?;
         key.store(filter)?;
+        // A header creates the filter, as BF.LOADCHUNK's does.
+        call.notify(c"cf.reserve");
     } else {
         let filter = key.get_mut::<CuckooFilter>()?.ok_or(CommandError::NotFound)?;
         let written = u64::try_from(iterator).is_ok_and(|iterator| filter.load_chunk(iterator, data));
         if !written {
             return Err(CfError::CannotLoadChunk.into());
         }
+        call.notify(c"cf.loadchunk");
     }
     call.replicate_verbatim();
-    call.notify(c"cf.loadchunk");
     call.reply_ok();
     Ok(())
 }

@@ -29,7 +29,7 @@
 use super::call::Call;
 use super::clock::now_ms;
 use super::datatype::guarded;
-use super::keyspace::{untouched, Key};
+use super::keyspace::untouched;
 use super::metrics::Metrics;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -138,14 +138,10 @@ pub struct KeyTimer {
     metrics: &'static Metrics,
     /// Made at the first key queued: a `HashMap` cannot be made in a constant.
     queue: Mutex<Option<Queue>>,
-    /// Looks at the (open, writable) key named by the string: due work done, and replicated.
-    /// `rotates` is false on a replica, whose master decides: the visit only looks.
-    visit: fn(
-        ctx: *mut raw::RedisModuleCtx,
-        key: &mut Key,
-        name: *mut raw::RedisModuleString,
-        rotates: bool,
-    ) -> Visit,
+    /// Looks at the key named by the string, in the database selected: due work done, and
+    /// replicated. `rotates` is false on a replica, whose master decides: the visit only
+    /// looks. The visit opens the key itself, to write only when there is work to do.
+    visit: fn(ctx: *mut raw::RedisModuleCtx, name: *mut raw::RedisModuleString, rotates: bool) -> Visit,
 }
 
 impl KeyTimer {
@@ -153,7 +149,7 @@ impl KeyTimer {
         what: &'static str,
         data_type: &'static RedisType,
         metrics: &'static Metrics,
-        visit: fn(*mut raw::RedisModuleCtx, &mut Key, *mut raw::RedisModuleString, bool) -> Visit,
+        visit: fn(*mut raw::RedisModuleCtx, *mut raw::RedisModuleString, bool) -> Visit,
     ) -> KeyTimer {
         KeyTimer { what, data_type, metrics, queue: Mutex::new(None), visit }
     }
@@ -289,15 +285,8 @@ impl KeyTimer {
                     continue;
                 }
                 let key_name = create(ctx, name.as_ptr().cast(), name.len());
-                {
-                    let mut key = if rotates {
-                        Key::open_write_untouched(ctx, key_name)
-                    } else {
-                        Key::open_read_untouched(ctx, key_name)
-                    };
-                    if let Visit::At(at) = (self.visit)(ctx, &mut key, key_name, rotates) {
-                        again.push(((db, name), at.max(soonest)));
-                    }
+                if let Visit::At(at) = (self.visit)(ctx, key_name, rotates) {
+                    again.push(((db, name), at.max(soonest)));
                 }
                 free_string(ctx, key_name);
             }

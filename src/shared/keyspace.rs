@@ -37,7 +37,7 @@ impl Key {
         Key::open(ctx, name, untouched((raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int))
     }
 
-    /// Opens a key only to look at it on the module's own account (a replica's key timer),
+    /// Opens a key only to look at it on the module's own account (a key timer's visit),
     /// as [`open_write_untouched`](Self::open_write_untouched) leaves it, and without the
     /// effects of a write: closed, a key opened to write counts as modified (WATCH aborts,
     /// client tracking invalidates), and on Redis 7.0 a writable replica deletes it, and

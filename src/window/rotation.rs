@@ -171,20 +171,27 @@ pub fn rotate_command<V: Windowed>(call: &Call) -> Result<(), CommandError> {
 /// a generation: a write that opens one queues the key again).
 pub fn visit<V: Windowed>(
     ctx: *mut raw::RedisModuleCtx,
-    key: &mut Key,
     name: *mut raw::RedisModuleString,
     rotates: bool,
 ) -> Visit {
-    if !rotates {
-        // A replica's key, opened to look only.
+    // Opened to look first: closed, a key opened to write counts as modified (a WATCH on it
+    // aborts, client tracking invalidates it) whether or not anything changed.
+    let next = {
+        let key = Key::open_read_untouched(ctx, name);
         let Ok(Some(value)) = key.get::<V>() else { return Visit::Done };
-        return value.next_rotation_ms().map_or(Visit::Done, Visit::At);
+        value.next_rotation_ms()
+    };
+    let now = now_ms();
+    if !rotates || next.is_none_or(|next| now < next) {
+        // A replica's key (its master decides, and the timer looks again a while later), or
+        // one not due.
+        return next.map_or(Visit::Done, Visit::At);
     }
+    let mut key = Key::open_write_untouched(ctx, name);
     let Ok(Some(value)) = key.get_mut::<V>() else {
         return Visit::Done;
     };
-    let now = now_ms();
-    if value.next_rotation_ms().is_some_and(|next| now >= next) && rotate_to(value, now) {
+    if rotate_to(value, now) {
         let at = now.to_string();
         // SAFETY: the timer's live context and key; "sb" is a string and a buffer with its length.
         unsafe {

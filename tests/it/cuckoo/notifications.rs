@@ -81,5 +81,12 @@ fn keyspace_notifications_for_each_changing_command() {
                 (Module::Redbloom, None) => {}
             }
         }
+        if matches!(module, Module::Redbloom) {
+            // A header creates the filter, as BF.LOADCHUNK's does.
+            let names = |step: usize| events[step].iter().map(|(_, name)| name.as_str()).collect::<Vec<_>>();
+            let header_step = steps.iter().position(|(args, _)| args[0] == b"CF.LOADCHUNK").unwrap();
+            assert_eq!(names(header_step), ["cf.reserve"]);
+            assert_eq!(names(header_step + 1), ["cf.loadchunk"]);
+        }
     });
 }
