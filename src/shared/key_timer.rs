@@ -7,9 +7,10 @@
 //! and only forget the names that hold no value of the type any more, so that its queues
 //! follow its keys for the day it is promoted.
 //!
-//! A key is queued, to be visited at once, when a value is loaded into it, when one comes to
-//! it under a new name (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event) and when one is
-//! merged into it; and for when the generation closes, when a write may open one. A visit
+//! A key is queued, to be visited at once, when a value is loaded into it and when one is
+//! merged into it; for when its value is next due, when one comes to it under a new name
+//! (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event); and for when the generation
+//! closes, when a write may open one. A visit
 //! queues the key again for when its value next needs a rotation, or forgets it: the name
 //! holds no value of the type any more, or a value with nothing to expire, which only such a
 //! write changes. So the queue holds every key with a generation for its next rotation or
@@ -432,10 +433,14 @@ extern "C" fn added(
             return;
         }
         if let Some(timer) = timers().iter().find(|timer| timer.visits(value_type)) {
+            // Queued for when its value is next due, found by a visit that only looks, rather
+            // than for a visit at once: a burst of new keys (tens of thousands created in a
+            // pipeline, none due for hours) would otherwise queue ahead of keys that are due.
+            let Visit::At(at) = (timer.visit)(ctx, key, false) else { return };
             // SAFETY: as above; the context's selected database is the event's.
             let (db, name) =
                 unsafe { (raw::RedisModule_GetSelectedDb.map_or(0, |f| f(ctx)), string_bytes(key)) };
-            timer.note(ctx, db, name, now_ms());
+            timer.note(ctx, db, name, at);
         }
     });
     raw::REDISMODULE_OK as c_int
