@@ -125,7 +125,7 @@ impl<'a> WindowContents<'a> {
             return self.digest().trimmed_mean(low, high);
         }
         let Some(kept) = self.trimming else {
-            return Ok(Trimming::of(&self.cut_from)?.mean(low, high));
+            return Trimming::of(&self.cut_from)?.mean(&self.cut_from, low, high);
         };
         let trimming = if let Some(trimming) = kept.get() {
             trimming
@@ -133,7 +133,7 @@ impl<'a> WindowContents<'a> {
             let trimming = Trimming::of(&self.cut_from)?;
             kept.get_or_init(|| trimming)
         };
-        Ok(trimming.mean(low, high))
+        trimming.mean(&self.cut_from, low, high)
     }
 
     fn digest(&self) -> &TDigest {

@@ -414,6 +414,31 @@ fn trimmed_means_of_the_largest_and_smallest_values_are_finite() {
     }
 }
 
+/// Large values at either end, trimmed away, leave the middle's mean as a plain digest finds
+/// it: sums of weighted means over every centroid, taken apart for the middle, averaged a
+/// middle of 1s and 2s between outliers of ±1e18 to 0.
+#[test]
+fn trimmed_means_between_large_outliers_are_the_middles() {
+    for outlier in [1e6, 1e15, 1e18, 1e300] {
+        let mut digest = WindowTDigest::new(100, Schedule::new(8000, 4).unwrap(), BUDGET).unwrap();
+        let mut alone = TDigest::new(100, BUDGET).unwrap();
+        let values: Vec<f64> = [(-outlier, 20), (1.0, 3000), (2.0, 3000), (outlier, 20)]
+            .iter()
+            .flat_map(|&(value, count)| std::iter::repeat_n(value, count))
+            .collect();
+        for span in 0..2 {
+            add_at(&mut digest, 1_000_000 + span * 2000, &values);
+            alone.add(&values).unwrap();
+        }
+        let windowed = digest.contents(None).unwrap().trimmed_mean(0.1, 0.9).unwrap();
+        let plain = alone.trimmed_mean(0.1, 0.9).unwrap();
+        assert!(
+            (windowed - 1.5).abs() < 1e-9 && (plain - 1.5).abs() < 1e-9,
+            "{outlier}: {windowed}, plain {plain}"
+        );
+    }
+}
+
 #[test]
 fn a_window_of_one_generation_answers_as_a_plain_digest_of_the_same_writes() {
     let mut random = Random(0xa11);

@@ -19,112 +19,110 @@ use super::super::digest::TDigest;
 use super::curve::Curve;
 use crate::bytes::AllocationFailed;
 
-/// What a window's trimmed means are found from: each generation's curve and the sums of its
-/// centroids, and the generations' curves summed. Kept with the value until its next write or
-/// rotation, as the window's digest is. Each read then costs a few binary searches per
-/// generation: making these, or walking every centroid of every generation, cost a window of
-/// four generations of compression 100 several times a plain digest's `TRIMMED_MEAN`.
+/// What a window's trimmed means are found from: each generation's curve and the weights of
+/// its centroids summed, and the generations' curves summed. Kept with the value until its
+/// next write or rotation, as the window's digest is, so that a read finds each generation's
+/// centroids between its two ranks by binary search and sums those alone: making the curves at
+/// every call cost a window of four generations of compression 100 several times a plain
+/// digest's `TRIMMED_MEAN`. Only weights are summed ahead: a sum of weighted means over all the
+/// centroids, taken apart for the ones between, loses the small values of the middle beside
+/// large ones at either end (a trimmed range of values near 1 between outliers of ±1e18
+/// averaged 0).
 pub(super) struct Trimming {
-    generations: Vec<Sums>,
+    generations: Vec<Weights>,
     window: Curve,
-    /// A power of two at least the largest magnitude of a centroid's mean, which the sums of
-    /// weighted means are taken in units of: no magnitude of the values overflows them.
-    scale: f64,
 }
 
-/// A generation's curve, and the sums of its centroids' weights and weighted means (in units
-/// of [`Trimming::scale`]) before each centroid and after the last.
-struct Sums {
+/// A generation's curve, and the weights of its centroids summed before each centroid and
+/// after the last.
+struct Weights {
     curve: Curve,
-    before: Vec<Sum>,
-}
-
-#[derive(Clone, Copy, Default)]
-struct Sum {
-    weight: f64,
-    scaled: f64,
+    before: Vec<f64>,
 }
 
 impl Trimming {
-    /// The curves and sums of `generations` (each digest's view).
+    /// The curves and weights of `generations` (each digest's view).
     pub(super) fn of(generations: &[&TDigest]) -> Result<Trimming, AllocationFailed> {
-        let mut largest: f64 = 0.0;
-        for digest in generations {
-            largest = digest
-                .view()?
-                .nodes
-                .iter()
-                .fold(largest, |largest, centroid| largest.max(centroid.mean.abs()));
-        }
-        let scale = power_of_two_above(largest);
-        let inverse = 1.0 / scale;
-        let mut sums = Vec::new();
-        sums.try_reserve_exact(generations.len()).map_err(|_| AllocationFailed)?;
+        let mut weights = Vec::new();
+        weights.try_reserve_exact(generations.len()).map_err(|_| AllocationFailed)?;
         for digest in generations {
             let centroids = &digest.view()?.nodes;
             let mut before = Vec::new();
             before.try_reserve_exact(centroids.len() + 1).map_err(|_| AllocationFailed)?;
-            let mut sum = Sum::default();
+            let mut sum = 0.0;
             before.push(sum);
             for centroid in centroids {
-                let weight = centroid.weight as f64;
-                sum = Sum {
-                    weight: sum.weight + weight,
-                    scaled: sum.scaled + weight * (centroid.mean * inverse),
-                };
+                sum += centroid.weight as f64;
                 before.push(sum);
             }
-            sums.push(Sums { curve: Curve::of_centroids(centroids, digest.min, digest.max)?, before });
+            weights.push(Weights { curve: Curve::of_centroids(centroids, digest.min, digest.max)?, before });
         }
-        let window = Curve::sum(&sums.iter().map(|sums| &sums.curve).collect::<Vec<&Curve>>())?;
-        Ok(Trimming { generations: sums, window, scale })
+        let window = Curve::sum(&weights.iter().map(|weights| &weights.curve).collect::<Vec<&Curve>>())?;
+        Ok(Trimming { generations: weights, window })
     }
 
-    /// The mean of the observations between fractions `low` and `high` of the generations'
-    /// (`0 <= low < high <= 1`, as the command checks): NaN when they hold none.
-    pub(super) fn mean(&self, low: f64, high: f64) -> f64 {
+    /// The mean of the observations of `generations` (those this was made of, in the same
+    /// order) between fractions `low` and `high` of them (`0 <= low < high <= 1`, as the
+    /// command checks): NaN when they hold none.
+    pub(super) fn mean(
+        &self,
+        generations: &[&TDigest],
+        low: f64,
+        high: f64,
+    ) -> Result<f64, AllocationFailed> {
         let total = self.window.total();
         let (from, to) = ((total * low).floor(), (total * high).ceil());
         let (from, to) = (self.window.position_of(from), self.window.position_of(to));
-        let (mut weight, mut scaled) = (0.0, 0.0);
-        for generation in &self.generations {
-            let taken = generation.between(generation.curve.rank_at(from), generation.curve.rank_at(to));
-            weight += taken.weight;
-            scaled += taken.scaled;
+        let mut taken = Vec::new();
+        taken.try_reserve_exact(generations.len()).map_err(|_| AllocationFailed)?;
+        for (digest, weights) in generations.iter().zip(&self.generations) {
+            let (lower, upper) = (weights.curve.rank_at(from), weights.curve.rank_at(to));
+            taken.push((digest.view()?.nodes.as_slice(), weights.between(lower, upper), lower, upper));
         }
-        scaled / weight * self.scale
+        // Summed as they are, as a plain digest's trimmed mean is; only where that overflows,
+        // again in units of a power of two at least the largest mean (its inverse is exact).
+        let sum = |inverse: f64| {
+            let (mut weight, mut scaled, mut largest) = (0.0, 0.0, 0.0_f64);
+            for &(centroids, ref range, lower, upper) in &taken {
+                for (index, centroid) in centroids.iter().enumerate().take(range.end).skip(range.start) {
+                    let (start, end) = (range.before[index], range.before[index + 1]);
+                    let part = end.min(upper) - start.max(lower);
+                    if part > 0.0 {
+                        weight += part;
+                        scaled += part * (centroid.mean * inverse);
+                        largest = largest.max(centroid.mean.abs());
+                    }
+                }
+            }
+            (scaled / weight / inverse, largest)
+        };
+        let (mean, largest) = sum(1.0);
+        // NaN with nothing taken, as of a window that holds nothing.
+        if mean.is_finite() || (mean.is_nan() && largest == 0.0) {
+            return Ok(mean);
+        }
+        Ok(sum(1.0 / power_of_two_above(largest)).0)
     }
 }
 
-impl Sums {
-    /// The weight and weighted means of the centroids between ranks `lower` and `upper`, a
-    /// centroid partly between them counted for the part that is.
-    fn between(&self, lower: f64, upper: f64) -> Sum {
+/// The centroids of a generation between two of its ranks: from `start` to before `end`, with
+/// the weights before each.
+struct Range<'a> {
+    start: usize,
+    end: usize,
+    before: &'a [f64],
+}
+
+impl Weights {
+    /// The centroids that lie at least in part between ranks `lower` and `upper`.
+    fn between(&self, lower: f64, upper: f64) -> Range<'_> {
         let before = &self.before;
         let centroids = before.len() - 1;
         // The first centroid ending above `lower`, and the one after the last starting below
         // `upper`.
-        let first = before[1..].partition_point(|sum| sum.weight <= lower);
-        let end = before[..centroids].partition_point(|sum| sum.weight < upper);
-        if first >= end {
-            return Sum::default();
-        }
-        let part = |index: usize, from: f64, to: f64| {
-            let (start, finish) = (before[index], before[index + 1]);
-            let whole = finish.weight - start.weight;
-            let taken = finish.weight.min(to) - start.weight.max(from);
-            let mean_scaled = if whole > 0.0 { (finish.scaled - start.scaled) / whole } else { 0.0 };
-            Sum { weight: taken, scaled: taken * mean_scaled }
-        };
-        if end - first == 1 {
-            return part(first, lower, upper);
-        }
-        let (head, tail) = (part(first, lower, upper), part(end - 1, lower, upper));
-        let (inner_start, inner_end) = (before[first + 1], before[end - 1]);
-        Sum {
-            weight: head.weight + (inner_end.weight - inner_start.weight) + tail.weight,
-            scaled: head.scaled + (inner_end.scaled - inner_start.scaled) + tail.scaled,
-        }
+        let start = before[1..].partition_point(|&weight| weight <= lower);
+        let end = before[..centroids].partition_point(|&weight| weight < upper);
+        Range { start, end: end.max(start), before }
     }
 }
 
