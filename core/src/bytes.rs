@@ -18,8 +18,8 @@ pub struct ByteArray {
     /// is at most `isize::MAX` bytes).
     len_and_unpadded: usize,
     /// How the memory goes back: to whoever handed it over, by this function; to the global
-    /// allocator, at [`ALIGNMENT`], where there is none. One word: a windowed filter holds an
-    /// array for every generation that can be alive.
+    /// allocator, with the layout it was allocated with ([`UNPADDED`]), where there is none.
+    /// One word: a windowed filter holds an array for every generation that can be alive.
     taken_over_from: Option<FreeFunction>,
 }
 
@@ -36,8 +36,10 @@ pub const CACHE_LINE: usize = 64;
 const ALIGNMENT: usize = CACHE_LINE;
 
 /// The alignment every allocator gives any block (16 in Redis's jemalloc and in libc malloc).
-/// An array is first asked for at this alignment: jemalloc's blocks of most sizes start on a
-/// cache line anyway (its large blocks on a page), and such a block is kept as it came.
+/// An array is first asked for at this alignment, in whole cache lines: jemalloc puts a block
+/// of such a size on a cache line anyway (its size classes from 64 bytes on hold whole lines
+/// when the size asked does, and its large blocks start on a page), and such a block is kept
+/// as it came.
 /// Asked for at [`ALIGNMENT`], the module's allocator pads it (by 72 bytes, see the Redis
 /// glue), which for a size the allocator has a class of (every power of two: each cuckoo
 /// filter, many sketches) costs the next class, a quarter more memory than the array.
@@ -55,6 +57,11 @@ const UNPADDED: usize = 1 << (usize::BITS - 1);
 const LARGE: usize = 16 << 10;
 static LARGE_BLOCKS_MAY_START_ON_A_LINE: AtomicBool = AtomicBool::new(true);
 
+/// The layout an array of `len` bytes is first asked for with ([`NATURAL_ALIGNMENT`]).
+fn natural_layout(len: usize) -> Option<AllocLayout> {
+    AllocLayout::from_size_align(len.checked_next_multiple_of(CACHE_LINE)?, NATURAL_ALIGNMENT).ok()
+}
+
 /// Only for the dangling pointer of an empty array, which must be aligned as a full one is.
 #[repr(C, align(64))]
 struct CacheLine([u8; CACHE_LINE]);
@@ -69,7 +76,7 @@ impl ByteArray {
         if len == 0 {
             return Ok(ByteArray::empty());
         }
-        let natural = AllocLayout::from_size_align(len, NATURAL_ALIGNMENT).map_err(|_| AllocationFailed)?;
+        let natural = natural_layout(len).ok_or(AllocationFailed)?;
         let large = len >= LARGE;
         if !large || LARGE_BLOCKS_MAY_START_ON_A_LINE.load(Ordering::Relaxed) {
             // SAFETY: the layout has a non-zero size.
@@ -99,8 +106,11 @@ impl ByteArray {
 
     /// The layout the array was allocated with, for one allocated here.
     fn allocated_layout(&self) -> Option<AllocLayout> {
-        let align = if self.len_and_unpadded & UNPADDED != 0 { NATURAL_ALIGNMENT } else { ALIGNMENT };
-        AllocLayout::from_size_align(self.len(), align).ok()
+        if self.len_and_unpadded & UNPADDED != 0 {
+            natural_layout(self.len())
+        } else {
+            AllocLayout::from_size_align(self.len(), ALIGNMENT).ok()
+        }
     }
 
     /// A copy of `bytes` in an array of its own.
@@ -118,6 +128,7 @@ impl ByteArray {
     /// `pointer` holds `len` initialised bytes, is owned by nobody else from now on, and is
     /// freed by calling `free` on it, once.
     pub unsafe fn take_over(pointer: NonNull<u8>, len: usize, free: FreeFunction) -> ByteArray {
+        debug_assert!(len & UNPADDED == 0, "no allocation is that long");
         ByteArray { pointer, len_and_unpadded: len, taken_over_from: Some(free) }
     }
 
