@@ -7,10 +7,11 @@
 //! and only forget the names that hold no value of the type any more, so that its queues
 //! follow its keys for the day it is promoted.
 //!
-//! A key is queued, to be visited at once, when a value is loaded into it and when one is
-//! merged into it; for when its value is next due, when one comes to it under a new name
-//! (RENAME, COPY, MOVE, RESTORE: the `new` keyspace event); and for when the generation
-//! closes, when a write may open one. A visit
+//! A key is queued, to be visited at once, when a value is loaded into it and when sources
+//! are merged into its value in place (CMS.MERGE); for when its value is next due, when one
+//! comes to it under a new name (RENAME, COPY, MOVE, RESTORE, and a merge that stores a new
+//! value: the `new` keyspace event); and for when the generation closes, when a write may
+//! open one. A visit
 //! queues the key again for when its value next needs a rotation, or forgets it: the name
 //! holds no value of the type any more, or a value with nothing to expire, which only such a
 //! write changes. So the queue holds every key with a generation for its next rotation or

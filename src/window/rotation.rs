@@ -118,7 +118,9 @@ pub fn rotate_for_write<V: Windowed>(call: &Call, value: &mut V) {
 }
 
 /// Before a merge into the value: the rotation of [`rotate_for_write`], and the key queued for
-/// a visit at once, since the sources' generations may expire before any the value holds.
+/// a visit at once, since the sources' generations may expire before any the value holds (a
+/// merge that then stores a new value in the key has it queued again by the `new` event, for
+/// when that value is due).
 pub fn rotate_for_merge<V: Windowed>(call: &Call, value: &mut V) {
     V::timer().note_call_key(call);
     rotate_to_clock(call, value);

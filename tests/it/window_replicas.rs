@@ -118,35 +118,30 @@ fn the_timers_visits_leave_idle_keys_idle() {
 }
 
 /// A visit that rotates nothing leaves the key unmodified: a transaction that watches it goes
-/// through (and a client caching it keeps its copy). Creating a key, and renaming one, queue
-/// it for a visit at once; the WATCH comes in the same read as the command, before any visit.
+/// through (and a client caching it keeps its copy). A value restored into a key is queued
+/// for a visit at once; the WATCH comes in the same read as the RESTORE, before any visit.
 #[test]
 fn the_timers_visits_that_rotate_nothing_leave_watched_keys_alone() {
     let server = Server::start();
     let mut con = server.connection();
-    let watched_untouched = |con: &mut redis::Connection, pipe: &mut redis::Pipeline, what: &str| {
-        let _: () = pipe.query(con).unwrap();
-        // Three visits of the timer at least.
-        std::thread::sleep(Duration::from_millis(400));
-        let answer: Option<(String,)> = redis::pipe().atomic().cmd("PING").query(con).unwrap();
-        assert!(answer.is_some(), "a visit aborted a transaction watching {what}");
-    };
-    let mut creations = redis::pipe();
     for (create, _) in KEYS {
-        creations.cmd(create[0]).arg(&create[1..]).ignore();
+        ok(&mut con, create);
     }
-    creations.cmd("WATCH").arg(&KEYS.map(|(create, _)| create[1]));
-    watched_untouched(&mut con, &mut creations, "new keys");
     // Early in a span, so that none ends (a rotation, which does modify the keys) before the
     // transaction.
     wait_for_next_span(SPAN, 20);
     write_each(&mut con, 0);
-    let mut renames = redis::pipe();
+    let mut restores = redis::pipe();
     for (create, _) in KEYS {
-        renames.cmd("RENAME").arg(create[1]).arg(format!("{}:renamed", create[1])).ignore();
+        let payload = dump_payload(&mut con, create[1]);
+        restores.cmd("RESTORE").arg(format!("{}:restored", create[1])).arg(0).arg(payload).ignore();
     }
-    renames.cmd("WATCH").arg(&KEYS.map(|(create, _)| format!("{}:renamed", create[1])));
-    watched_untouched(&mut con, &mut renames, "renamed keys holding a generation");
+    restores.cmd("WATCH").arg(&KEYS.map(|(create, _)| format!("{}:restored", create[1])));
+    let () = restores.query(&mut con).unwrap();
+    // Three visits of the timer at least.
+    std::thread::sleep(Duration::from_millis(400));
+    let answer: Option<(String,)> = redis::pipe().atomic().cmd("PING").query(&mut con).unwrap();
+    assert!(answer.is_some(), "a visit aborted a transaction watching restored keys");
 }
 
 /// The timers' queues follow the keys on the master and on a replica alike: a key is queued
