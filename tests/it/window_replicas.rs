@@ -18,6 +18,21 @@ const KEYS: [(&[&str], &[&str]); 4] = [
     (&["TDIGEST.CREATE", "d", "WINDOW", "10000", "GENERATIONS", "10"], &["TDIGEST.ADD", "d"]),
 ];
 
+/// Creates one key of each windowed type ([`KEYS`]).
+fn create_each(con: &mut redis::Connection) {
+    for (create, _) in KEYS {
+        ok(con, create);
+    }
+}
+
+/// A server holding one key of each windowed type, and a connection to it.
+fn started_with_keys() -> (Server, redis::Connection) {
+    let server = Server::start();
+    let mut con = server.connection();
+    create_each(&mut con);
+    (server, con)
+}
+
 fn write_each(con: &mut redis::Connection, round: usize) {
     for (_, write) in KEYS {
         let mut args: Vec<String> = write.iter().map(|arg| (*arg).to_string()).collect();
@@ -53,9 +68,7 @@ fn a_replicas_aof_holds_its_masters_rotations() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    for (create, _) in KEYS {
-        ok(&mut on_master, create);
-    }
+    create_each(&mut on_master);
     for round in 0..3 {
         wait_for_next_span(SPAN, 20);
         write_each(&mut on_master, round);
@@ -102,11 +115,7 @@ fn a_paused_master_rotates_nothing_until_its_clients_resume() {
 /// windowed key as idle, and master and replica agree on it.
 #[test]
 fn the_timers_visits_leave_idle_keys_idle() {
-    let server = Server::start();
-    let mut con = server.connection();
-    for (create, _) in KEYS {
-        ok(&mut con, create);
-    }
+    let (_server, mut con) = started_with_keys();
     write_each(&mut con, 0);
     std::thread::sleep(Duration::from_millis(2300));
     for (create, _) in KEYS {
@@ -122,11 +131,7 @@ fn the_timers_visits_leave_idle_keys_idle() {
 /// for a visit at once; the WATCH comes in the same read as the RESTORE, before any visit.
 #[test]
 fn the_timers_visits_that_rotate_nothing_leave_watched_keys_alone() {
-    let server = Server::start();
-    let mut con = server.connection();
-    for (create, _) in KEYS {
-        ok(&mut con, create);
-    }
+    let (_server, mut con) = started_with_keys();
     // Early in a span, so that none ends (a rotation, which does modify the keys) before the
     // transaction.
     wait_for_next_span(SPAN, 20);
