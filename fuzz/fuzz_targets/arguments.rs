@@ -16,14 +16,7 @@ use redbloom_fuzz::shared::parse as primitives;
 use redbloom_fuzz::window::parse::trailing;
 use redbloom_fuzz::split_args;
 
-const DEFAULTS: Creation = Creation {
-    capacity: 100,
-    error_rate: 0.01,
-    expansion: 2,
-    format: Format::Redbloom,
-    window: None,
-    nonscaling_growth: None,
-};
+const DEFAULTS: Creation = Creation::plain(100, 0.01, 2, Format::Redbloom);
 
 fn check(creation: Creation) {
     assert!((1..=MAX_CAPACITY).contains(&creation.capacity));

@@ -26,6 +26,11 @@ pub struct Creation {
 }
 
 impl Creation {
+    /// A filter of these parameters, neither windowed nor recording a growth of its own.
+    pub const fn plain(capacity: u64, error_rate: f64, expansion: u32, format: Format) -> Creation {
+        Creation { capacity, error_rate, expansion, format, window: None, nonscaling_growth: None }
+    }
+
     pub fn try_build(&self, max_bytes: usize) -> Result<Filter, FilterError> {
         let mut filter =
             Filter::try_new(self.format, self.capacity, self.error_rate, self.expansion, max_bytes)?;
@@ -188,14 +193,7 @@ mod tests {
     use crate::window::error::WindowError;
     use redbloom_core::window::DEFAULT_GENERATIONS;
 
-    const DEFAULTS: Creation = Creation {
-        capacity: 100,
-        error_rate: 0.01,
-        expansion: 2,
-        format: Format::Redbloom,
-        window: None,
-        nonscaling_growth: None,
-    };
+    const DEFAULTS: Creation = Creation::plain(100, 0.01, 2, Format::Redbloom);
 
     #[test]
     fn window_and_generations_are_read_among_the_options() {

@@ -17,14 +17,12 @@ const FORMATS: [Format; 2] = [Format::Redbloom, Format::RedisBloom];
 
 /// Parameters of a filter that a command creates without being told them.
 pub fn defaults() -> Creation {
-    Creation {
-        error_rate: config::error_rate(),
-        capacity: config::initial_size(),
-        expansion: config::expansion(),
-        format: FORMATS.get(config::format_index()).copied().unwrap_or(Format::Redbloom),
-        window: None,
-        nonscaling_growth: None,
-    }
+    Creation::plain(
+        config::initial_size(),
+        config::error_rate(),
+        config::expansion(),
+        FORMATS.get(config::format_index()).copied().unwrap_or(Format::Redbloom),
+    )
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [FORMAT f] [WINDOW ms
