@@ -1,7 +1,7 @@
 //! The decoders of every value kept as a record of typed values: the Count-Min sketch's
 //! (encoding versions 0 to 2), Top-K's and the t-digest's (version 0), the time-windowed
 //! Bloom filter's (version 1, and its SCANDUMP header alone), the windowed Count-Min sketch's
-//! (version 1), the windowed t-digest's (version 0) and the windowed Top-K's (versions 1 and 2).
+//! (version 1), the windowed t-digest's (version 0) and the windowed Top-K's (versions 1 to 3).
 //! Input: a mode byte (taken modulo 8: 0 Count-Min, 1 Top-K, 2 t-digest, 3 windowed filter, 4 a
 //! windowed filter's header from the bytes that follow, 5 windowed Count-Min, 6 windowed
 //! t-digest, 7 windowed Top-K), the encoding version (taken modulo 4), then the record's values,

@@ -51,6 +51,8 @@ pub(super) enum Kept {
     Generator,
     /// The window's list: each slot's padding, the item's count in older generations.
     Spare,
+    /// A windowed sketch's generation's list: neither.
+    Nothing,
 }
 
 impl Heap {

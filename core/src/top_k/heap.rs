@@ -3,7 +3,7 @@
 //! sifted down), with each slot's item string beside it. The plain sketch keeps its list here
 //! (slot 0's pointer bytes holding its generator's state, see the module `top_k`); the
 //! windowed sketch keeps the window's list here too, with each item's count in the older
-//! generations in the slot's padding.
+//! generations in the slot's padding, and each generation's own list.
 
 use super::decay::Rng;
 use crate::bytes::{AllocationFailed, ByteArray};
@@ -156,17 +156,6 @@ impl Heap {
         self.items.swap(a, b);
     }
 
-    /// Swaps the entry in `slot` with `other`'s in `other_slot` (pointer bytes stay), leaving
-    /// both heaps' order to the caller.
-    pub(super) fn exchange(&mut self, slot: usize, other: &mut Heap, other_slot: usize) {
-        for field in [SLOT_FINGERPRINT, SLOT_LENGTH, SLOT_COUNT, SLOT_SPARE] {
-            let (mine, theirs) = (self.field(slot, field), other.field(other_slot, field));
-            self.set_field(slot, field, theirs);
-            other.set_field(other_slot, field, mine);
-        }
-        std::mem::swap(&mut self.items[slot], &mut other.items[other_slot]);
-    }
-
     /// RedisBloom's heapify-down, tie for tie: the right child only when strictly smaller, and
     /// a parent equal to its smaller child still moves down.
     pub(super) fn sift_down(&mut self, start: usize) {
@@ -199,21 +188,6 @@ impl Heap {
                 break;
             }
         }
-    }
-
-    /// Restores the heap order around a slot whose count changed either way: up towards the
-    /// root while its parent is larger, then down. The windowed list's candidates keep a
-    /// true min-heap this way; RedisBloom's own lists only ever sift down.
-    pub(super) fn resift(&mut self, mut slot: usize) {
-        while slot > 0 {
-            let parent = (slot - 1) / 2;
-            if self.count(parent) <= self.count(slot) {
-                break;
-            }
-            self.swap_slots(parent, slot);
-            slot = parent;
-        }
-        self.sift_down(slot);
     }
 
     /// Makes the whole array a min-heap again, after counts changed in any direction (the

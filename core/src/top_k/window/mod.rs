@@ -3,43 +3,46 @@
 //!
 //! # Design
 //! The window is cut into generations on `crate::window`'s grid of spans (see its promises):
-//! each span that receives adds has a generation, `HeavyKeeper`'s counters of this crate (the
-//! plain sketch's `buckets`, with the sketch's width, depth and decay, and a
-//! generator of its own); a generation is dropped once everything counted in it is older than
-//! the window. The window's top k is one list, the plain sketch's heap
-//! (`heap`), of (item, window count), where an item's window count is the sum of
-//! its estimates (largest bucket count) in the live generations:
+//! each span that receives adds has a generation, a plain sketch of the span's adds
+//! (`HeavyKeeper`'s counters of this crate, the plain sketch's `buckets`, with the sketch's
+//! width, depth and decay and a generator of its own, and the plain sketch's list, `heap`, of
+//! the span's `k` heaviest items); a generation is dropped once everything counted in it is
+//! older than the window. The window's top k is one more list, of (item, window count), where
+//! an item's window count is the sum of its estimates (largest bucket count) in the live
+//! generations:
 //!
-//! - **ADD/INCRBY** count the item in the current generation, as the plain sketch does. A
-//!   listed item's window count is then its count there plus its count in the older
-//!   generations, which stays in its slot's padding (older generations take no adds, so it
-//!   cannot change before a rotation). Another item enters the list, replacing the smallest,
-//!   when its window count reaches the smallest; the reply is the item it expelled, as the plain
-//!   command answers. While the window has a single generation, this is the plain sketch's add,
-//!   slot for slot.
-//! - **Candidates**: an item an add leaves out of the list, or expels from it, is kept in a
-//!   second heap of `k` (`candidates`), the heaviest such items by the window count they were
-//!   noted with (at that add, or at their expulsion); no item is in both. A read by a master
-//!   between an expiry and its rotation leaves them out: they are listed by the rotation.
-//! - **A rotation** that closes or drops a generation counts every listed item and candidate
-//!   again in the generations left, clears the items left with nothing, restores the heaps,
-//!   and lets each candidate heavier than the smallest listed count take its place: the list
-//!   holds the heaviest `k` of both. `2k` times the generations' depth reads, once a span, and
-//!   no allocation.
+//! - **ADD/INCRBY** count the item in the current generation. A listed item's window count is
+//!   then its count there plus its count in the older generations, which stays in its slot's
+//!   padding (older generations take no adds, so it cannot change before a rotation). Another
+//!   item enters the window's list, replacing the smallest, when its window count reaches the
+//!   smallest; the reply is the item it expelled, as the plain command answers. While the
+//!   window has a single generation, this is the plain sketch's add, slot for slot.
+//! - **The generation's list** ranks items by their counts in its span, as a plain sketch's
+//!   list would: an add offers the item to it while the window's list leaves the item out;
+//!   an item the window's list holds is offered when expelled, or when the span closes, at
+//!   its count in the span (the list's count less the older count). So an add of a listed
+//!   item, most adds, updates one list, not two. While the window is one generation, its
+//!   list is the span's, and the span's close copies it.
+//! - **A rotation** that closes or drops a generation counts every listed item again in the
+//!   generations left, clears the items left with nothing, and then offers every item of the
+//!   generations' own lists, counted over the window, in place of the smallest listed one.
+//!   An item heavy in the window is heavy in some span (or in the list already, from its
+//!   adds), so it is listed by the rotation that drops heavier items even when they kept it
+//!   out of the window's list at every add: an item heavy in a span when the list was full of
+//!   heavier ones from earlier spans, say.
 //! - **QUERY and LIST** answer from the list, as the plain sketch does; **COUNT** sums the
 //!   item's estimates over the live generations. A master reading between an expiry and the
 //!   rotation its timer or next write makes recounts the listed items without the expired
 //!   generations, so nothing older than `window (1 + 1/g)` is ever counted.
 //!
-//! Why one list and its candidates rather than a heap per generation merged at every
-//! rotation: a generation needs no list of its own when the window's list is kept up to date
-//! at each add, so a generation costs only its buckets (the window stays within `g + 1` plain
-//! sketches even when every span of the window took adds), an add touches the window's heaps
-//! only, and a rotation recounts `2k` items instead of merging `(g + 1) k`. What a list alone would give
-//! up, the candidates keep: an item that was heavy in one generation while the list was full
-//! of heavier items is listed when those expire, without another add (a plain sketch fed only
-//! the window's items lists it; without candidates, in phases of heavy hitters shorter than the
-//! window, the list held 8.5 of the ten heaviest where a plain sketch held 10).
+//! Why each generation keeps its own list: a list of the window alone, kept at each add,
+//! forgets what it left out. An earlier version kept `k` candidates beside it, the items it
+//! left out ranked by their window counts when left out; those counts included generations
+//! about to expire, so an item heavy in a later span was never noted, and once the heavier
+//! items expired the list was empty of it until its next add (recall 0.84 of a plain sketch
+//! fed only the window's items, on heavy hitters changing every span). A generation's list
+//! ranks by the span's own counts, which never expire before the generation does. It costs `k`
+//! slots and their items per generation, and a rotation `(g + 2) k` recounts.
 //!
 //! # Decay and replicas
 //! Each generation decays as the plain sketch does, with its own generator seeded from the
@@ -53,12 +56,13 @@
 //! ```text
 //! k | width | depth | decay (double) | seed
 //! | the list: k slots as RedisBloom's heap | each slot's item as a C string
-//! | the candidates, laid out as the list
 //! | the generations (crate::window::Generations::save), each: generator state | buckets
+//!   | its list, laid out as the window's
 //! ```
 //!
-//! all integers unsigned (encoding version 2; version 1, without the candidates, loads with
-//! none). Everything is checked on load, and held to the memory budget before it is allocated.
+//! all integers unsigned (encoding version 3; versions 1 and 2, whose generations have no
+//! lists of their own, load with empty ones, version 2's candidates read and dropped).
+//! Everything is checked on load, and held to the memory budget before it is allocated.
 
 mod encoding;
 mod sketch;

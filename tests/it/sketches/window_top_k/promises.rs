@@ -70,6 +70,50 @@ fn an_item_left_out_is_listed_once_heavier_ones_expire() {
     assert!(now_ms() < first + 2 * SPAN + 2000, "read before the second span expired");
 }
 
+/// Items heavy in a later span, while the list was full of heavier items and more heavier
+/// items were left out too, are listed by the rotation that drops the heavier ones' span, as
+/// a plain list fed only the later items lists them. (An earlier version kept the items left
+/// out ranked by their counts when left out, and forgot these.)
+#[test]
+fn items_kept_out_by_heavier_ones_are_listed_once_those_expire() {
+    const SPAN: u64 = 500;
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["TOPK.RESERVE", "t", "10", "2000", "7", "0.9", "WINDOW", "2000"]);
+    let first = (now_ms() / SPAN + 1) * SPAN;
+    let until = |at_ms: u64| std::thread::sleep(Duration::from_millis(at_ms.saturating_sub(now_ms())));
+    until(first + 20);
+    let mut heavier = vec!["TOPK.INCRBY", "t"];
+    let (listed_first, left_out): (Vec<String>, Vec<String>) =
+        ((0..10).map(|i| format!("x{i}")).collect(), (0..20).map(|i| format!("y{i}")).collect());
+    for item in &listed_first {
+        heavier.extend([item.as_str(), "100"]);
+    }
+    for item in &left_out {
+        heavier.extend([item.as_str(), "60"]);
+    }
+    ok(&mut con, &heavier);
+    assert!(now_ms() < first + SPAN, "the heavier items fell in one span");
+    until(first + 3 * SPAN + 20);
+    let later: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
+    let mut adds = vec!["TOPK.INCRBY", "t"];
+    for item in &later {
+        adds.extend([item.as_str(), "40"]);
+    }
+    ok(&mut con, &adds);
+    let sorted = |mut names: Vec<String>| {
+        names.sort();
+        names
+    };
+    assert_eq!(sorted(names(&mut con, "t")), listed_first);
+    // The first span expires at its end and a window later; a write rotates.
+    until(first + SPAN + 2000 + 20);
+    ok(&mut con, &["TOPK.ADD", "t", "z"]);
+    assert_eq!(sorted(names(&mut con, "t")), later);
+    assert!(listed(&mut con, "t").iter().all(|(_, count)| *count == 40));
+    assert!(now_ms() < first + 4 * SPAN + 2000, "read before the later span expired");
+}
+
 /// Half of each batch goes to ten heavy items weighted 10 to 1, the rest to a tail of 2000.
 fn batch(random: &mut Random, heavy: &str, len: usize) -> Vec<String> {
     (0..len)
