@@ -11,11 +11,10 @@
 //! are merged into its value in place (CMS.MERGE); for when its value is next due, when one
 //! comes to it under a new name (RENAME, COPY, MOVE, RESTORE, and a merge that stores a new
 //! value: the `new` keyspace event); and for when the generation closes, when a write may
-//! open one. A visit
-//! queues the key again for when its value next needs a rotation, or forgets it: the name
-//! holds no value of the type any more, or a value with nothing to expire, which only such a
-//! write changes. So the queue holds every key with a generation for its next rotation or
-//! earlier. A key leaves it with its value, by the type's unlink callback (DEL, UNLINK,
+//! open one. A visit queues the key again for when its value next needs a rotation, or
+//! forgets it: the name holds no value of the type any more, or a value with nothing to
+//! expire, which only such a write changes. So the queue holds every key with a generation
+//! for its next rotation or earlier. A key leaves it with its value, by the type's unlink callback (DEL, UNLINK,
 //! expiry, eviction, replacement, the old name of a RENAME or MOVE), or with its database
 //! (the `FlushDB` server event: FLUSHDB, FLUSHALL, and the emptying before a full sync or a
 //! DEBUG RELOAD), rather than at its next visit, which for a long window is hours away.

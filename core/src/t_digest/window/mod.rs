@@ -276,6 +276,12 @@ impl WindowTDigest {
 
     fn forget_contents(&mut self) {
         self.older.take();
+        self.forget_window();
+    }
+
+    /// Drops what is kept of the window's digest for reads: a write to the current
+    /// generation changes it, not the older generations' sum.
+    fn forget_window(&mut self) {
         self.window.take();
         self.trimming.take();
     }
@@ -298,8 +304,7 @@ impl WindowTDigest {
             opened.add(values)?;
             self.generations.current_or_open(|| Ok::<_, AddError>(opened))?;
         }
-        self.window.take();
-        self.trimming.take();
+        self.forget_window();
         Ok(())
     }
 

@@ -58,6 +58,10 @@ impl Persistent for WindowTopK {
         let list = Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?;
         check_heap(&list)?;
         if encoding_version == CANDIDATES_VERSION {
+            used = used.saturating_add(list_bytes(k).ok_or(DecodeError::TooLarge)?);
+            if used > max_bytes as u64 {
+                return Err(DecodeError::TooLarge);
+            }
             check_heap(&Heap::load(source, k, Kept::Spare, &mut used, max_bytes)?)?;
         }
         let generation_bytes = generation_bytes(&shape).ok_or(DecodeError::TooLarge)?;

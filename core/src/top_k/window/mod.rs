@@ -24,8 +24,9 @@
 //!   item, most adds, updates one list, not two. While the window is one generation, its
 //!   list is the span's, and the span's close copies it.
 //! - **A rotation** that closes or drops a generation counts every listed item again in the
-//!   generations left, clears the items left with nothing, and then offers every item of the
-//!   generations' own lists, counted over the window, in place of the smallest listed one.
+//!   generations left, clears the items left with nothing, and then offers the items of the
+//!   generations' own lists that could enter, counted over the window, in place of the
+//!   smallest listed one.
 //!   An item heavy in the window is heavy in some span (or in the list already, from its
 //!   adds), so it is listed by the rotation that drops heavier items even when they kept it
 //!   out of the window's list at every add: an item heavy in a span when the list was full of
@@ -42,7 +43,8 @@
 //! items expired the list was empty of it until its next add (recall 0.84 of a plain sketch
 //! fed only the window's items, on heavy hitters changing every span). A generation's list
 //! ranks by the span's own counts, which never expire before the generation does. It costs `k`
-//! slots and their items per generation, and a rotation `(g + 2) k` recounts.
+//! slots and their items per generation, and a rotation a sort of the generations' entries
+//! and at most `4k` items counted over the window (the candidates took `k`).
 //!
 //! # Decay and replicas
 //! Each generation decays as the plain sketch does, with its own generator seeded from the

@@ -197,8 +197,9 @@ impl WindowTopK {
         expelled: Option<&[u8]>,
         (fingerprint, window, older): (u32, u32, u32),
     ) {
-        if let Some(item) = expelled {
-            offer_to_current(&mut self.generations, item, fingerprint, window.saturating_sub(older));
+        let in_span = window.saturating_sub(older);
+        if let Some(item) = expelled.filter(|_| in_span > 0) {
+            offer_to_current(&mut self.generations, item, fingerprint, in_span);
         }
     }
 
@@ -243,21 +244,13 @@ impl WindowTopK {
 
     /// Counts each listed item again over the generations left (its window count and older
     /// count), clearing those left with nothing; then offers other items of the generations'
-    /// own lists, each counted over the window, in place of the smallest listed one when
-    /// heavier. The window's heaviest items are in those lists: an item heavy in one span is
-    /// in that span's list even when heavier ones kept it out of the window's.
-    ///
-    /// Which items, and how many: an item stays in many generations' lists while it stays
-    /// heavy, so the lists' entries are sorted and each item's counts there summed; the `k`
-    /// items of the largest sums are counted over the window, the largest first, until no
-    /// item left can enter. An item's count in a generation whose list does not hold it is at
-    /// most that list's smallest count (it was offered below it or expelled at it, and a
-    /// list's smallest count never falls), so its window count is at most its sum and the sum
-    /// of the lists' smallest counts. `2k` items counted over the window at most, as many as
-    /// the list and its candidates of an earlier version took; counting every entry took 0.2 s
-    /// a rotation with k = 1000 and 64 generations. Items are copied only as they enter; one
-    /// whose copy fails, or all of them when the entries cannot be sorted for want of memory,
-    /// are left out.
+    /// own lists ([`heaviest_entries`]), each counted over the window, in place of the
+    /// smallest listed one when heavier. The window's heaviest items are in those lists: an
+    /// item heavy in one span is in that span's list even when heavier ones kept it out of the
+    /// window's. An item this pushes out is offered to the current span's list, as an add's
+    /// expulsion is, where a generation expired mid-span. Items are copied only as they
+    /// enter; one whose copy fails, or all of them when the entries cannot be gathered for
+    /// want of memory, are left out.
     fn relist(&mut self) {
         let (generations, shape) = (&self.generations, &self.shape);
         for slot in 0..self.list.k() {
@@ -267,44 +260,15 @@ impl WindowTopK {
             }
         }
         self.list.heapify();
-        let heaps = || generations.iter().map(|generation| &generation.value.heap);
-        let mut entries: Vec<(u32, &[u8], u64)> = Vec::new();
-        if entries.try_reserve_exact(heaps().map(Heap::k).sum()).is_err() {
+        let most = most_counted(self.list.k(), generations.iter().count(), shape.depth);
+        let Some((entries, smallest_sum)) = heaviest_entries(generations, self.list.k(), most) else {
             return;
-        }
-        let smallest_sum: u64 = heaps().map(|heap| u64::from(heap.min())).sum();
-        for heap in heaps() {
-            for slot in 0..heap.k() {
-                if let Some(item) = heap.item(slot) {
-                    entries.push((heap.fingerprint(slot), item, u64::from(heap.count(slot))));
-                }
-            }
-        }
-        entries.sort_unstable();
-        // Each item once, with the sum of its counts, at the front.
-        let mut items = 0;
-        for index in 0..entries.len() {
-            let (fingerprint, item, count) = entries[index];
-            match entries[..items].last_mut() {
-                Some(last) if (last.0, last.1) == (fingerprint, item) => last.2 += count,
-                _ => {
-                    entries[items] = entries[index];
-                    items += 1;
-                }
-            }
-        }
-        entries.truncate(items);
-        // At most `k` of them are listed: the `2k` largest sums hold the `k` largest of the
-        // others.
-        let considered = self.list.k().saturating_mul(2).min(entries.len());
-        if considered < entries.len() {
-            entries.select_nth_unstable_by_key(considered, heaviest_first);
-            entries.truncate(considered);
-        }
-        entries.sort_unstable_by_key(heaviest_first);
+        };
+        let mut pushed_out = Vec::new();
         let mut counted = 0;
-        for (fingerprint, item, sum) in entries {
-            if counted == self.list.k() || sum + smallest_sum <= u64::from(self.list.min()) {
+        for (fingerprint, item, above) in entries {
+            let bound = smallest_sum + above;
+            if counted == most || bound <= u64::from(self.list.min()) {
                 break;
             }
             if self.list.find(item, fingerprint).is_some() {
@@ -314,8 +278,19 @@ impl WindowTopK {
             let (current, older) = counts_of(generations, shape, item);
             let window = current.saturating_add(older);
             if window > self.list.min() {
-                let _ = self.list.replace_min(item, fingerprint, window, older);
+                let (smallest_fingerprint, smallest_window, smallest_older) = self.smallest();
+                let in_span = smallest_window.saturating_sub(smallest_older);
+                if let Ok(Some(expelled)) = self.list.replace_min(item, fingerprint, window, older) {
+                    // Not offered when there is no memory to note it: it only narrows what
+                    // later rotations may list.
+                    if generations.current().is_some() && in_span > 0 && pushed_out.try_reserve(1).is_ok() {
+                        pushed_out.push((expelled, smallest_fingerprint, in_span));
+                    }
+                }
             }
+        }
+        for (item, fingerprint, in_span) in pushed_out {
+            offer_to_current(&mut self.generations, &item, fingerprint, in_span);
         }
     }
 
@@ -439,10 +414,83 @@ fn counts_of(generations: &Generations<Generation>, shape: &Shape, item: &[u8]) 
     (current, saturated(older_estimate(generations, shape, fingerprint, index_of)))
 }
 
+/// An item of a generation's list as a rotation considers it: its fingerprint, the item and
+/// its count there above the list's smallest (summed over the lists once sorted).
+type Entry<'a> = (u32, &'a [u8], u64);
+
+/// Items a rotation counts over the window at most, for each of the `k` listed, and the
+/// bucket reads their counting may take past `k` items: bounds on its cost where the window's
+/// lists are long and many (see [`heaviest_entries`]).
+const COUNTED_PER_SLOT: usize = 4;
+const COUNTING_READS: usize = 1 << 20;
+
+/// How many items a rotation counts over the window at most: `COUNTED_PER_SLOT × k`, fewer
+/// where that would read more than `COUNTING_READS` buckets, never fewer than `k`.
+fn most_counted(k: usize, generations: usize, depth: u32) -> usize {
+    let per_item = generations.max(1).saturating_mul(depth as usize);
+    k.saturating_mul(COUNTED_PER_SLOT).min(COUNTING_READS / per_item).max(k)
+}
+
+/// The items of the generations' lists a rotation considers listing, those that could be
+/// heaviest first, and the sum of the lists' smallest counts; `None` when there is no memory
+/// to gather them.
+///
+/// An item's count in a generation whose list does not hold it is at most that list's
+/// smallest count (it was offered below it, or expelled at it), so its window count is at
+/// most the sum of the lists' smallest counts and of what its entries hold above their lists'
+/// smallest: [`WindowTopK::relist`] counts the items by that bound, the largest first, until
+/// none left can enter. An item stays in many generations' lists while it stays heavy, so the
+/// entries are sorted to sum each item's. Where many lists have small smallest counts (long
+/// lists over many spans) nearly every entry can pass the bound, so the items counted are
+/// held to [`most_counted`]: with k = 1000 and 64 generations, counting every entry took
+/// 0.2 s a rotation. An item past that is listed at its next add, not by the rotation.
+fn heaviest_entries(
+    generations: &Generations<Generation>,
+    k: usize,
+    most: usize,
+) -> Option<(Vec<Entry<'_>>, u64)> {
+    let heaps = || generations.iter().map(|generation| &generation.value.heap);
+    let filled = |heap: &Heap| (0..heap.k()).filter(|&slot| heap.item(slot).is_some()).count();
+    let mut entries: Vec<Entry> = Vec::new();
+    entries.try_reserve_exact(heaps().map(filled).sum()).ok()?;
+    let smallest_sum = heaps().map(|heap| u64::from(heap.min())).sum();
+    for heap in heaps() {
+        for slot in 0..heap.k() {
+            if let Some(item) = heap.item(slot) {
+                let above = heap.count(slot).saturating_sub(heap.min());
+                entries.push((heap.fingerprint(slot), item, u64::from(above)));
+            }
+        }
+    }
+    entries.sort_unstable();
+    // Each item once, with the sum of what its entries hold above their lists' smallest.
+    let mut items = 0;
+    for index in 0..entries.len() {
+        let (fingerprint, item, above) = entries[index];
+        match entries[..items].last_mut() {
+            Some(last) if (last.0, last.1) == (fingerprint, item) => last.2 += above,
+            _ => {
+                entries[items] = entries[index];
+                items += 1;
+            }
+        }
+    }
+    entries.truncate(items);
+    // The items counted and the `k` at most that are listed, which are passed over.
+    let considered = most.saturating_add(k).min(entries.len());
+    if considered < entries.len() {
+        entries.select_nth_unstable_by_key(considered, heaviest_first);
+        entries.truncate(considered);
+    }
+    entries.sort_unstable_by_key(heaviest_first);
+    Some((entries, smallest_sum))
+}
+
 /// The order in which a rotation considers the items of the generations' lists (fingerprint,
-/// item, summed count): the largest sum first, ties in a fixed order.
-fn heaviest_first<'a>(&(fingerprint, item, sum): &(u32, &'a [u8], u64)) -> (Reverse<u64>, u32, &'a [u8]) {
-    (Reverse(sum), fingerprint, item)
+/// item, what its entries hold above their lists' smallest): the largest bound first, ties in
+/// a fixed order.
+fn heaviest_first<'a>(&(fingerprint, item, above): &Entry<'a>) -> (Reverse<u64>, u32, &'a [u8]) {
+    (Reverse(above), fingerprint, item)
 }
 
 /// Sets a slot's recounted (current, older) counts, or clears it when the item has none left.
