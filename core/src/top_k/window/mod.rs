@@ -19,10 +19,11 @@
 //!   window has a single generation, this is the plain sketch's add, slot for slot.
 //! - **The generation's list** ranks items by their counts in its span, as a plain sketch's
 //!   list would: an add offers the item to it while the window's list leaves the item out;
-//!   an item the window's list holds is offered when expelled, or when the span closes, at
-//!   its count in the span (the list's count less the older count). So an add of a listed
-//!   item, most adds, updates one list, not two. While the window is one generation, its
-//!   list is the span's, and the span's close copies it.
+//!   an item the window's list holds is offered when expelled (by an add, or by a rotation
+//!   that drops a generation mid-span), or when the span closes, at its count in the span
+//!   (the list's count less the older count). So an add of a listed item, most adds, updates
+//!   one list, not two. While the window is one generation, its list is the span's, and the
+//!   span's close copies it.
 //! - **A rotation** that closes or drops a generation counts every listed item again in the
 //!   generations left, clears the items left with nothing, and then offers the items of the
 //!   generations' own lists that could enter, counted over the window, in place of the
@@ -44,7 +45,8 @@
 //! fed only the window's items, on heavy hitters changing every span). A generation's list
 //! ranks by the span's own counts, which never expire before the generation does. It costs `k`
 //! slots and their items per generation, and a rotation a sort of the generations' entries
-//! and at most `4k` items counted over the window (the candidates took `k`).
+//! and at most `4k` items counted over the window besides the listed ones (the candidates
+//! were `k`).
 //!
 //! # Decay and replicas
 //! Each generation decays as the plain sketch does, with its own generator seeded from the

@@ -18,8 +18,8 @@ pub struct Generation {
     pub(super) buckets: Buckets,
     /// The span's heaviest items by their counts in the span, as a plain sketch's list ranks
     /// them: offered at each add while the window's list leaves them out, and at their
-    /// expulsion from it or the span's close while it held them (so that the adds of listed
-    /// items, most adds, touch one list, not two). While the window is this one generation,
+    /// expulsion from it (by an add, or a rotation mid-span) or the span's close while it held
+    /// them (so that the adds of listed items, most adds, touch one list, not two). While the window is this one generation,
     /// the window's list is the span's, and only the close fills this one.
     pub(super) heap: Heap,
 }
@@ -439,7 +439,10 @@ fn most_counted(k: usize, generations: usize, depth: u32) -> usize {
 /// smallest count (it was offered below it, or expelled at it), so its window count is at
 /// most the sum of the lists' smallest counts and of what its entries hold above their lists'
 /// smallest: [`WindowTopK::relist`] counts the items by that bound, the largest first, until
-/// none left can enter. An item stays in many generations' lists while it stays heavy, so the
+/// none left can enter. Nearly: a list's smallest count can fall later (a listed item's
+/// decayed count only sifts down, as RedisBloom's list does, and a later replacement can
+/// bring it to the top), and counts saturate, so an item a few counts above the smallest
+/// listed can be left out until its next add. An item stays in many generations' lists while it stays heavy, so the
 /// entries are sorted to sum each item's. Where many lists have small smallest counts (long
 /// lists over many spans) nearly every entry can pass the bound, so the items counted are
 /// held to [`most_counted`]: with k = 1000 and 64 generations, counting every entry took

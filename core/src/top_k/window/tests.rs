@@ -335,7 +335,8 @@ fn a_rotation_counts_items_by_what_they_could_hold() {
 /// Heavy items whose phases straddle spans, so that each span's list keeps only part of them
 /// and many tie: after every span's first rotation, no item counted well above the smallest
 /// listed count is left out. (Ranking the lists' items by their summed counts there, an
-/// earlier version of this change left such items out at 9,097 span starts of 39 streams.)
+/// earlier version of this change left out 9,097 such items, counted at the span starts of 39
+/// streams.)
 #[test]
 fn after_a_rotation_no_item_well_above_the_smallest_listed_is_left_out() {
     for seed in 1..8u64 {
@@ -504,20 +505,28 @@ fn reserve_checks_the_plain_parameters_and_the_budget_of_every_generation() {
     ));
 }
 
-#[test]
-fn the_record_round_trips_and_hostile_ones_are_refused() {
+/// A sketch of k = 3 that took adds in three spans, one item in two of them.
+fn spread_over_three_spans() -> WindowTopK {
     let mut sketch = windowed(3, 8, 2, 1000, 4);
     for (at, item) in [(0, "a"), (300, "b"), (600, "a"), (600, "c")] {
         add_at(&mut sketch, item, 3, T0 + at);
     }
+    sketch
+}
+
+/// Whether this version's load refuses the record as malformed.
+fn malformed(record: &mut Record) -> bool {
+    matches!(
+        WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, record, BUDGET),
+        Err(DecodeError::Malformed(_))
+    )
+}
+
+#[test]
+fn the_record_round_trips_and_hostile_ones_are_refused() {
+    let sketch = spread_over_three_spans();
     let saved = record(&sketch);
     assert_eq!(record(&reload(&sketch)), saved);
-    let malformed = |record: &mut Record| {
-        matches!(
-            WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, record, BUDGET),
-            Err(DecodeError::Malformed(_))
-        )
-    };
     assert!(matches!(WindowTopK::load_rdb(0, &mut saved.clone(), BUDGET), Err(DecodeError::Malformed(_))));
     // Fields: k, width, depth, decay, seed, list slots, 3 items, window, generations, current
     // start, count, then (start, generator, buckets, list slots, 3 items) per generation.
@@ -601,17 +610,8 @@ fn the_record_round_trips_and_hostile_ones_are_refused() {
 /// and answer as the sketch did.
 #[test]
 fn earlier_versions_records_load_with_empty_generation_lists() {
-    let mut sketch = windowed(3, 8, 2, 1000, 4);
-    for (at, item) in [(0, "a"), (300, "b"), (600, "a"), (600, "c")] {
-        add_at(&mut sketch, item, 3, T0 + at);
-    }
+    let sketch = spread_over_three_spans();
     let saved = record(&sketch);
-    let malformed = |record: &mut Record| {
-        matches!(
-            WindowTopK::load_rdb(WindowTopK::ENCODING_VERSION, record, BUDGET),
-            Err(DecodeError::Malformed(_))
-        )
-    };
     let mut first = saved.clone();
     let RecordValue::Unsigned(generations) = saved.0[12] else { panic!("the generation count") };
     for generation in (0..generations as usize).rev() {
