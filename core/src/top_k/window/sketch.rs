@@ -278,19 +278,18 @@ impl WindowTopK {
             let (current, older) = counts_of(generations, shape, item);
             let window = current.saturating_add(older);
             if window > self.list.min() {
-                let (smallest_fingerprint, smallest_window, smallest_older) = self.smallest();
-                let in_span = smallest_window.saturating_sub(smallest_older);
+                let smallest = self.smallest();
                 if let Ok(Some(expelled)) = self.list.replace_min(item, fingerprint, window, older) {
                     // Not offered when there is no memory to note it: it only narrows what
                     // later rotations may list.
-                    if generations.current().is_some() && in_span > 0 && pushed_out.try_reserve(1).is_ok() {
-                        pushed_out.push((expelled, smallest_fingerprint, in_span));
+                    if generations.current().is_some() && pushed_out.try_reserve(1).is_ok() {
+                        pushed_out.push((expelled, smallest));
                     }
                 }
             }
         }
-        for (item, fingerprint, in_span) in pushed_out {
-            offer_to_current(&mut self.generations, &item, fingerprint, in_span);
+        for (item, smallest) in pushed_out {
+            self.expelled_to_current(Some(&item), smallest);
         }
     }
 
@@ -467,18 +466,13 @@ fn heaviest_entries(
     }
     entries.sort_unstable();
     // Each item once, with the sum of what its entries hold above their lists' smallest.
-    let mut items = 0;
-    for index in 0..entries.len() {
-        let (fingerprint, item, above) = entries[index];
-        match entries[..items].last_mut() {
-            Some(last) if (last.0, last.1) == (fingerprint, item) => last.2 += above,
-            _ => {
-                entries[items] = entries[index];
-                items += 1;
-            }
+    entries.dedup_by(|later, kept| {
+        let same = (later.0, later.1) == (kept.0, kept.1);
+        if same {
+            kept.2 += later.2;
         }
-    }
-    entries.truncate(items);
+        same
+    });
     // The items counted and the `k` at most that are listed, which are passed over.
     let considered = most.saturating_add(k).min(entries.len());
     if considered < entries.len() {
