@@ -25,7 +25,7 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     }
     let mut key = call.open_key_for_writing();
     let sketch = held_mut(&mut key)?.ok_or(CmsError::KeyMissing)?;
-    let increment_at = |index: usize| match parse::integer(call.arg(index + 1)) {
+    let increment_of = |text: &[u8]| match parse::integer(text) {
         // RedisBloom 8.12 refuses the one increment whose size is no i64.
         Some(i64::MIN) => Err(CmsError::InvalidIncrement),
         Some(by) => Ok(by),
@@ -39,24 +39,24 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
     match sketch {
         HeldMut::Plain(sketch) if pairs == 1 => {
             // One pair needs no list, nor the batch's prefetching.
-            let by = increment_at(2)?;
+            let by = increment_of(call.arg(3))?;
             call.reply_array(1);
             reply(sketch.increment(call.arg(2), by));
         }
         HeldMut::Plain(sketch) => {
-            let list = pair_list(call, pairs, increment_at)?;
+            let list = pair_list(call, increment_of)?;
             call.reply_array(list.len());
             sketch.increment_all(&list, reply);
         }
         HeldMut::Windowed(sketch) if pairs == 1 => {
-            let by = increment_at(2)?;
+            let by = increment_of(call.arg(3))?;
             rotate_for_write(call, sketch);
             open_span(sketch, std::iter::once(by))?;
             call.reply_array(1);
             reply(sketch.increment(call.arg(2), by)?);
         }
         HeldMut::Windowed(sketch) => {
-            let list = pair_list(call, pairs, increment_at)?;
+            let list = pair_list(call, increment_of)?;
             rotate_for_write(call, sketch);
             open_span(sketch, list.iter().map(|&(_, by)| by))?;
             call.reply_array(list.len());
@@ -84,15 +84,15 @@ fn open_span(
     Ok(())
 }
 
-/// The (item, increment) pairs, each increment read by `increment_at`.
+/// The (item, increment) pairs, each increment read by `increment_of`.
 fn pair_list<'a>(
     call: &Call<'a>,
-    pairs: usize,
-    increment_at: impl Fn(usize) -> Result<i64, CmsError>,
+    increment_of: impl Fn(&[u8]) -> Result<i64, CmsError>,
 ) -> Result<Vec<(&'a [u8], i64)>, CmsError> {
-    let mut list = Vec::with_capacity(pairs);
-    for index in (2..call.argc()).step_by(2) {
-        list.push((call.arg(index), increment_at(index)?));
+    let pairs = call.pairs_from(2);
+    let mut list = Vec::with_capacity(pairs.len());
+    for (item, increment) in pairs {
+        list.push((item, increment_of(increment)?));
     }
     Ok(list)
 }

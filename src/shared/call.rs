@@ -28,6 +28,22 @@ pub struct Call<'a> {
     flags: Cell<Option<c_int>>,
 }
 
+/// An argument's bytes.
+///
+/// # Safety
+/// `string` is an argument of a live call, which outlives `'a`: Redis keeps the buffer as
+/// long as the argument.
+unsafe fn bytes_of<'a>(string: *mut raw::RedisModuleString) -> &'a [u8] {
+    let mut len = 0usize;
+    unsafe {
+        let pointer = raw::RedisModule_StringPtrLen.map_or(std::ptr::null(), |f| f(string, &raw mut len));
+        if pointer.is_null() {
+            return &[];
+        }
+        std::slice::from_raw_parts(pointer.cast::<u8>(), len)
+    }
+}
+
 impl<'a> Call<'a> {
     pub(super) fn new(ctx: *mut raw::RedisModuleCtx, argv: &'a [*mut raw::RedisModuleString]) -> Call<'a> {
         Call { ctx, argv, flags: Cell::new(None) }
@@ -39,19 +55,8 @@ impl<'a> Call<'a> {
 
     /// Argument `index` as bytes; the command name is argument 0.
     pub fn arg(&self, index: usize) -> &'a [u8] {
-        let Some(&string) = self.argv.get(index) else {
-            return &[];
-        };
-        let mut len = 0usize;
-        // SAFETY: `string` is a live argument of this call; the returned buffer lives as
-        // long as the argument, which outlives `'a`.
-        unsafe {
-            let pointer = raw::RedisModule_StringPtrLen.map_or(std::ptr::null(), |f| f(string, &raw mut len));
-            if pointer.is_null() {
-                return &[];
-            }
-            std::slice::from_raw_parts(pointer.cast::<u8>(), len)
-        }
+        // SAFETY: one of this call's arguments, which live for `'a`.
+        self.argv.get(index).map_or(&[], |&string| unsafe { bytes_of(string) })
     }
 
     /// Every argument, the command name first, for the parsers.
@@ -61,6 +66,14 @@ impl<'a> Call<'a> {
 
     pub fn args_from(&self, first: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {
         (first..self.argc()).map(move |index| self.arg(index))
+    }
+
+    /// The arguments from `first` on, two at a time (a trailing odd one left out): the
+    /// (item, increment) pairs of CMS.INCRBY and TOPK.INCRBY.
+    pub fn pairs_from(&self, first: usize) -> impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])> {
+        let pairs = self.argv.get(first..).unwrap_or_default().chunks_exact(2);
+        // SAFETY: this call's arguments, which live for `'a`.
+        pairs.map(|pair| unsafe { (bytes_of(pair[0]), bytes_of(pair[1])) })
     }
 
     /// The call's context, for the module API calls that take one.

@@ -28,9 +28,9 @@ pub fn increment(call: &Call) -> Result<(), CommandError> {
         return Err(CommandError::WrongArity);
     }
     let pairs = || {
-        let pairs: Vec<(&[u8], u32)> = (2..call.argc())
-            .step_by(2)
-            .map(|index| Some((call.arg(index), increment_of(call.arg(index + 1))?)))
+        let pairs: Vec<(&[u8], u32)> = call
+            .pairs_from(2)
+            .map(|(item, increment)| Some((item, increment_of(increment)?)))
             .collect::<Option<_>>()
             .ok_or(TopKError::BadIncrement)?;
         Ok(pairs.into_iter())

@@ -1,9 +1,7 @@
 //! The sketch: RedisBloom 2.8.2's buckets and heap, byte for byte, and its add, query, count
 //! and list, with the decay drawn as the `decay` module says.
 
-use super::buckets::{
-    bucket_index, fingerprint, hashed_in_batches, row_index, rows_of, Buckets, PREFETCH_BUCKETS,
-};
+use super::buckets::{bucket_index, fingerprint, hashed_in_batches, row_index, rows_of, Buckets, ITEM_ROWS};
 use super::decay::Decay;
 use super::heap::{Expelled, Heap, Listed, SLOT_BYTES};
 use super::params::{Shape, SizeError};
@@ -87,7 +85,7 @@ impl TopK {
     /// item then, the heap is as it was.
     pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
         let width = self.shape.width;
-        let mut buffer = [0; PREFETCH_BUCKETS];
+        let mut buffer = [0; ITEM_ROWS];
         let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
         self.add_hashed(item, increment, fingerprint, |row| row_index(rows, item, row, width))
     }

@@ -410,7 +410,7 @@ fn huge_increments_are_counted_at_once() {
 
 #[test]
 fn a_batch_adds_as_one_by_one() {
-    for depth in [1, 7, 64, 65] {
+    for depth in [1, 7, 16, 17, 64, 65] {
         let items: Vec<(Vec<u8>, u32)> =
             (0..300u32).map(|index| (format!("item{}", index * 7 % 23).into_bytes(), index % 3)).collect();
         let mut single = sketch(5, 16, depth, 0.9);

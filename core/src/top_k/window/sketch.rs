@@ -1,7 +1,9 @@
 //! The windowed sketch: generations of buckets, each with its own heavy hitters, and one list
 //! of the window's.
 
-use super::super::buckets::{fingerprint, hashed_in_batches, row_index, rows_of, Buckets, PREFETCH_BUCKETS};
+use super::super::buckets::{
+    fingerprint, hashed_in_batches, row_index, rows_of, Buckets, ITEM_ROWS, PREFETCH_BUCKETS,
+};
 use super::super::decay::{Decay, Rng};
 use super::super::heap::{Expelled, Heap, Listed};
 use super::super::params::{Shape, SizeError};
@@ -118,7 +120,7 @@ impl WindowTopK {
     /// changing nothing, when the generation cannot be allocated; fails when the copy of the
     /// item cannot be, the item counted but not listed.
     pub fn add(&mut self, item: &[u8], increment: u32) -> Expelled {
-        let mut buffer = [0; PREFETCH_BUCKETS];
+        let mut buffer = [0; ITEM_ROWS];
         let (fingerprint, rows) = rows_of(item, (self.shape.width, self.shape.depth), &mut buffer);
         self.add_hashed(item, increment, fingerprint, rows)
     }
@@ -309,7 +311,7 @@ impl WindowTopK {
     /// (all of them for `None`, what a replica reads).
     fn window_estimate(&self, item: &[u8], now_ms: Option<u64>) -> u64 {
         let width = self.shape.width;
-        let mut buffer = [0; PREFETCH_BUCKETS];
+        let mut buffer = [0; ITEM_ROWS];
         let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
         let index_of = |row| row_index(rows, item, row, width);
         let live = self.generations.live(now_ms).map(|generation| &generation.value.buckets);
@@ -404,7 +406,7 @@ fn older_estimate(
 /// summed.
 fn counts_of(generations: &Generations<Generation>, shape: &Shape, item: &[u8]) -> (u32, u32) {
     let width = shape.width;
-    let mut buffer = [0; PREFETCH_BUCKETS];
+    let mut buffer = [0; ITEM_ROWS];
     let (fingerprint, rows) = rows_of(item, (width, shape.depth), &mut buffer);
     let index_of = |row| row_index(rows, item, row, width);
     let current = generations

@@ -74,7 +74,7 @@ proptest! {
 
     /// Batches add as one by one, across generations, at any depth (hashed ahead or not).
     #[test]
-    fn a_batch_adds_as_one_by_one(stream in stream(), depth in prop_oneof![Just(1u64), Just(7), Just(64), Just(65)]) {
+    fn a_batch_adds_as_one_by_one(stream in stream(), depth in prop_oneof![Just(1u64), Just(7), Just(17), Just(64), Just(65)]) {
         let mut single = windowed(4, 5, depth, 1000, 4);
         let mut batched = windowed(4, 5, depth, 1000, 4);
         let items: Vec<(Vec<u8>, u32)> = stream.iter().map(|&(item, increment)| (vec![b'i', item], increment)).collect();
@@ -156,10 +156,11 @@ fn what_is_older_than_the_window_is_forgotten_read_before_or_after_the_rotation(
     assert_eq!(names(&sketch, None), ["new", "next"]);
 }
 
-/// At any depth: past the rows hashed ahead (64) every row is hashed where it is read.
+/// At any depth: past the rows hashed ahead (16 for one item, 64 in a batch) every row is
+/// hashed where it is read.
 #[test]
 fn window_counts_sum_the_generations_and_the_list_follows_them() {
-    for depth in [4, 64, 65, 200] {
+    for depth in [4, 16, 17, 64, 65, 200] {
         window_counts_sum_the_generations_at(depth);
     }
 }
