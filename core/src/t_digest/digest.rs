@@ -20,6 +20,23 @@ pub const MAX_COMPRESSION: u64 = (i32::MAX as u64 - CAPACITY_OFFSET) / CAPACITY_
 const CAPACITY_FACTOR: u64 = 6;
 const CAPACITY_OFFSET: u64 = 10;
 
+/// Centroids are merged as RedisBloom merges them at this many times the digest's compression:
+/// smaller, so more of them, within the same node array (`6 * compression + 10`). The mean rank
+/// error of the quantiles 0.001 to 0.999 falls to a third for the default compression, as
+/// measured in process on streams of 100,000 values fed one at a time (normal values, five
+/// streams each), for about one compression in twelve more:
+///
+/// | compression | scale 1 (RedisBloom) | scale 1.5 | scale 2 | merged centroids (1 / 2) |
+/// |---|---|---|---|---|
+/// | 10 | 0.0146 | 0.0119 | 0.0097 | 17 / 23 of 70 |
+/// | 50 | 0.0037 | 0.0019 | 0.0014 | 39 / 60 of 310 |
+/// | 100 | 0.00107 | 0.00049 | 0.00035 | 60 / 102 of 610 |
+/// | 500 | 0.00017 | 0.00013 | 0.00011 | 207 / 381 of 3010 |
+///
+/// Reads answer as RedisBloom's would from the same centroids, and a record loads there as a
+/// digest RedisBloom merged less; only which values share a centroid differs from RedisBloom.
+pub(super) const MERGE_SCALE: f64 = 2.0;
+
 /// A node is a mean and a weight, 8 bytes each, as in RedisBloom's two parallel arrays.
 const NODE_BYTES: usize = 16;
 
@@ -483,7 +500,7 @@ fn merge_neighbours(nodes: &mut Vec<Centroid>, total: i64, compression: u64) -> 
     if total <= 1.0 {
         return None;
     }
-    let normalizer = compression as f64 / (2.0 * PI * total * total.ln());
+    let normalizer = MERGE_SCALE * compression as f64 / (2.0 * PI * total * total.ln());
     let mut current = 0;
     let mut weight_so_far = 0.0;
     for next in 1..nodes.len() {

@@ -94,6 +94,32 @@ fn close(a: f64, b: f64) -> bool {
     a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300)
 }
 
+/// The doubles of a reply: one, or an array of them, from RESP2 bulk strings or RESP3 doubles.
+pub fn doubles(value: Value) -> Vec<f64> {
+    let as_double = |value: &Value| match value {
+        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).parse::<f64>().unwrap(),
+        Value::Double(number) => *number,
+        other => panic!("not a double: {other:?}"),
+    };
+    match value {
+        Value::Array(items) => items.iter().map(as_double).collect(),
+        single => vec![as_double(&single)],
+    }
+}
+
+/// The rank error of each estimate of `quantiles` against the exact values, sorted.
+pub fn rank_errors(sorted: &[f64], quantiles: &[f64], estimates: &[f64]) -> Vec<f64> {
+    quantiles
+        .iter()
+        .zip(estimates)
+        .map(|(&quantile, &estimate)| {
+            let below = sorted.partition_point(|&value| value < estimate);
+            let at_or_below = sorted.partition_point(|&value| value <= estimate);
+            ((below + at_or_below) as f64 / 2.0 / sorted.len() as f64 - quantile).abs()
+        })
+        .collect()
+}
+
 /// This module's reply as RedisBloom 2.8.2 gives it, where Redis 8.12 only added to it: a
 /// CMS.INFO without its fourth pair, which must be `cell_size` 4 (2.8's only size).
 pub fn as_in_redisbloom_2_8(command: &[String], reply: &Result<Value, String>) -> Result<Value, String> {

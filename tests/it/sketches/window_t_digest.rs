@@ -9,7 +9,7 @@
 //! boundary, and a "still counted" check that a loaded machine ran too late is skipped with a
 //! message rather than failed. Keys that must not rotate during a test get a window of a day.
 
-use super::{same_value, words};
+use super::{doubles, rank_errors, same_value, words};
 use crate::harness::*;
 use crate::window::MARGIN;
 use redis::{Connection, Value};
@@ -40,18 +40,6 @@ fn info_field(con: &mut Connection, key: &str, label: &str) -> i64 {
 
 fn observations(con: &mut Connection, key: &str) -> i64 {
     info_field(con, key, "Observations")
-}
-
-fn doubles(value: Value) -> Vec<f64> {
-    let as_double = |value: &Value| match value {
-        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).parse::<f64>().unwrap(),
-        Value::Double(number) => *number,
-        other => panic!("not a double: {other:?}"),
-    };
-    match value {
-        Value::Array(items) => items.iter().map(as_double).collect(),
-        single => vec![as_double(&single)],
-    }
 }
 
 fn add(con: &mut Connection, key: &str, values: &[f64]) {
@@ -280,19 +268,6 @@ fn values_are_counted_within_the_window_and_forgotten_after_it() {
     assert!(doubles(ok(&mut con, &["TDIGEST.QUANTILE", "w", "0.5"]))[0].is_nan());
     assert!(doubles(ok(&mut con, &["TDIGEST.MIN", "w"]))[0].is_nan());
     assert_eq!(ok(&mut con, &["TDIGEST.RANK", "w", "5"]), Value::Array(vec![Value::Int(-2)]));
-}
-
-/// The rank error of each estimate of `quantiles` against the exact values, sorted.
-fn rank_errors(sorted: &[f64], quantiles: &[f64], estimates: &[f64]) -> Vec<f64> {
-    quantiles
-        .iter()
-        .zip(estimates)
-        .map(|(&quantile, &estimate)| {
-            let below = sorted.partition_point(|&value| value < estimate);
-            let at_or_below = sorted.partition_point(|&value| value <= estimate);
-            ((below + at_or_below) as f64 / 2.0 / sorted.len() as f64 - quantile).abs()
-        })
-        .collect()
 }
 
 /// Over a stream whose distribution drifts, the window's quantiles against the exact ones of
