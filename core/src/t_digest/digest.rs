@@ -1,6 +1,7 @@
 //! The digest and its writes: creation, TDIGEST.ADD, TDIGEST.RESET, TDIGEST.MERGE, and the
 //! compression they run when the node array fills, each as RedisBloom 2.8.2's `td_*` functions
-//! do it; and the compressed view every read answers from.
+//! do it but for a finer merge ([`MERGE_SCALE`]); and the compressed view every read answers
+//! from.
 
 use std::cell::OnceCell;
 use std::f64::consts::PI;
@@ -156,8 +157,8 @@ pub struct TDigest {
     view: OnceCell<View>,
 }
 
-/// The digest as RedisBloom holds it after `td_compress`: what a read answers from, and what
-/// a merge takes from a source.
+/// The digest as RedisBloom holds it after `td_compress` (merged finer): what a read answers
+/// from, and what a merge takes from a source.
 pub(super) struct View {
     /// Merged centroids first, then whatever stayed out of them (when the digest holds one
     /// observation or less, RedisBloom sorts the array and merges nothing).
@@ -177,9 +178,10 @@ impl View {
         View { nodes, merged_nodes, merged_weight, unmerged_weight, magnitude }
     }
 
-    /// The view of `nodes`, sorted, holding `observations`: RedisBloom's `td_compress`.
+    /// The view of `nodes`, sorted, holding `observations`: RedisBloom's `td_compress`, merging
+    /// finer ([`MERGE_SCALE`]).
     fn compressing(mut nodes: Vec<Centroid>, observations: i64, compression: u64) -> View {
-        match merge_neighbours(&mut nodes, observations, compression) {
+        match merge_neighbours(&mut nodes, observations, compression, MERGE_SCALE) {
             Some(merged_weight) => {
                 let merged_nodes = nodes.len();
                 View::new(nodes, merged_nodes, merged_weight, 0)
@@ -352,16 +354,24 @@ impl TDigest {
     }
 
     /// Merges the nodes into centroids, as RedisBloom's `td_compress` does when its array
-    /// fills: a write, which every digest holding the same nodes does alike. Reads never run
-    /// it; a caller may, to hold the digest RedisBloom holds after a read.
+    /// fills but finer ([`MERGE_SCALE`]): a write, which every digest holding the same nodes
+    /// does alike. Reads never run it; a caller may, as a read of RedisBloom's would.
+    ///
+    /// Where the finer merge leaves the array without room for the next node (a compression of
+    /// 1 or 2 holding billions of observations), the centroids are merged again at
+    /// RedisBloom's scale, so that the digest takes as many observations as RedisBloom's before
+    /// its array is full for good.
     pub fn compress(&mut self) {
         if self.nodes.len() == 0 {
             return;
         }
         self.view.take();
         let nodes = self.nodes.sorted_mut();
-        if merge_neighbours(nodes, self.observations, self.compression).is_some() {
+        if merge_neighbours(nodes, self.observations, self.compression, MERGE_SCALE).is_some() {
             self.total_compressions = self.total_compressions.saturating_add(1);
+            if nodes.len() + 1 >= self.capacity {
+                merge_neighbours(nodes, self.observations, self.compression, 1.0);
+            }
         }
         self.nodes.fit(self.capacity);
     }
@@ -490,17 +500,18 @@ impl std::fmt::Debug for TDigest {
     }
 }
 
-/// RedisBloom's `td_compress` after its sort, on sorted nodes holding `total` observations:
-/// unless `total` is 1 or less (where RedisBloom stops after the sort), merges neighbours,
-/// leaves the centroids, and answers their weight.
-fn merge_neighbours(nodes: &mut Vec<Centroid>, total: i64, compression: u64) -> Option<i64> {
+/// RedisBloom's `td_compress` after its sort, on sorted nodes holding `total` observations,
+/// at `scale` times the compression ([`MERGE_SCALE`], or 1 for RedisBloom's own merge): unless
+/// `total` is 1 or less (where RedisBloom stops after the sort), merges neighbours, leaves the
+/// centroids, and answers their weight.
+fn merge_neighbours(nodes: &mut Vec<Centroid>, total: i64, compression: u64, scale: f64) -> Option<i64> {
     // RedisBloom also checks here for weights that overflow a double, which i64 weights
     // cannot, and for an infinite normalizer, which a total above 1 rules out.
     let total = total as f64;
     if total <= 1.0 {
         return None;
     }
-    let normalizer = MERGE_SCALE * compression as f64 / (2.0 * PI * total * total.ln());
+    let normalizer = scale * compression as f64 / (2.0 * PI * total * total.ln());
     let mut current = 0;
     let mut weight_so_far = 0.0;
     for next in 1..nodes.len() {

@@ -9,7 +9,7 @@
 //! merged centroids (no buffer, the merged weight all the observations): the set of nodes, which
 //! is the whole of the digest, so that it loads back as the digest saved. RedisBloom loads the
 //! same record and answers from the nodes as they are until its next add, whose read
-//! compresses them all as this module's reads do; until then its interpolation takes a
+//! compresses them all (at its own, coarser scale); until then its interpolation takes a
 //! buffered value beside a centroid for the centroid's edge, and its quantiles are off by
 //! several percent of rank (docs/redisbloom-compatibility.md gives the measure and the
 //! one-command remedy).

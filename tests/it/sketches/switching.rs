@@ -2,9 +2,10 @@
 //! 2.8.2 wrote with Bloom filters, cuckoo filters, Count-Min sketches, Top-K lists and
 //! t-digests loads here and answers as RedisBloom answers, before and after the same further
 //! commands on both (but for a t-digest's quantiles once values merge: this module merges
-//! finer); this module's AOF replays in RedisBloom, which then answers as this module does, and
-//! so does its RDB, for the types that go back by RDB (all but Bloom filters and Count-Min
-//! sketches). Top-K traffic here stays in sketches wide enough that nothing
+//! finer); this module's AOF replays in RedisBloom, which then answers as this module does (but
+//! for a t-digest's centroid reads, which RedisBloom answers from the saved nodes as they are
+//! until its next add), and so does its RDB, for the types that go back by RDB (all but Bloom
+//! filters and Count-Min sketches). Top-K traffic here stays in sketches wide enough that nothing
 //! decays, the only place where RedisBloom's answers are a matter of chance.
 
 use super::{
@@ -205,8 +206,7 @@ fn a_redisbloom_rdb_with_all_five_types_switches_both_ways() {
 /// A digest this module saves holds its buffered values as centroids; RedisBloom answers from
 /// them as they are, less exactly, until a compression (the contract). The remedy the contract
 /// gives, one `TDIGEST.MERGE key 1 key OVERRIDE` on RedisBloom, compresses them there: its
-/// quantiles are then nearer the exact ones than before it, though not as near as this
-/// module's, which merges finer.
+/// quantiles are then nearer the exact ones than before it, about as near as this module's.
 #[test]
 fn a_digest_handed_back_answers_nearer_after_one_merge_in_redisbloom() {
     let mut random = Random::seeded();
@@ -238,7 +238,9 @@ fn a_digest_handed_back_answers_nearer_after_one_merge_in_redisbloom() {
     ok(&mut theirs, &["TDIGEST.MERGE", "td", "1", "td", "OVERRIDE"]);
     let after = mean_error(&mut theirs);
     assert!(after < before, "RedisBloom's mean rank error {after} after the merge, {before} before");
-    assert!(here < after, "this module's {here}, RedisBloom's after the merge {after}");
+    // RedisBloom's merge of this module's finer centroids comes near this module's own (a
+    // review measured it 1.14 times on average over 210 seeds, and below it in some).
+    assert!(here < 1.5 * after, "this module's {here}, RedisBloom's after the merge {after}");
     for read in [["TDIGEST.MIN", "td"], ["TDIGEST.MAX", "td"]] {
         assert_eq!(ok(&mut ours, &read), ok(&mut theirs, &read), "{read:?}");
     }

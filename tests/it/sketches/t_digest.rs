@@ -169,7 +169,9 @@ fn answers_are_redisbloom_answers() {
 
 /// The digests whose values share centroids (RedisBloom merges them at the digest's
 /// compression, this module at twice it): the same minimum, maximum and observations as
-/// RedisBloom's, and quantiles nearer the exact ones, over 999 fractions.
+/// RedisBloom's, and quantiles nearer the exact ones over 999 fractions, taken together. One
+/// digest alone can come out behind (`m2`, compression 30, in about one seed of 140, by up to
+/// 16% in a review's 3,000 seeds), never far.
 #[test]
 fn merged_digests_answer_nearer_the_exact_values() {
     let Written { commands, big, huge } = written();
@@ -186,6 +188,7 @@ fn merged_digests_answer_nearer_the_exact_values() {
         values.sort_by(f64::total_cmp);
         values
     };
+    let mut totals = (0.0, 0.0);
     for (key, values) in [
         ("big", sorted(&[&big])),
         ("huge", sorted(&[&huge])),
@@ -199,7 +202,8 @@ fn merged_digests_answer_nearer_the_exact_values() {
             errors.iter().sum::<f64>() / errors.len() as f64
         };
         let (ours, redisblooms) = (mean_error(&mut mine), mean_error(&mut reference));
-        assert!(ours < redisblooms, "{key}: mean rank error {ours}, RedisBloom's {redisblooms}");
+        assert!(ours < 1.3 * redisblooms, "{key}: mean rank error {ours}, RedisBloom's {redisblooms}");
+        totals = (totals.0 + ours, totals.1 + redisblooms);
         for read in ["TDIGEST.MIN {}", "TDIGEST.MAX {}"] {
             let read = read.replace("{}", key);
             assert_eq!(value(&mut mine, &read), value(&mut reference, &read), "{read}");
@@ -209,6 +213,8 @@ fn merged_digests_answer_nearer_the_exact_values() {
         };
         assert_eq!(observations(&mut mine), observations(&mut reference), "{key}");
     }
+    let (ours, redisblooms) = totals;
+    assert!(ours < 0.75 * redisblooms, "mean rank errors summed: {ours}, RedisBloom's {redisblooms}");
 }
 
 /// TDIGEST.INFO's fields, as labels and numbers (RESP2).

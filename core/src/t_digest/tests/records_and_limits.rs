@@ -76,6 +76,32 @@ fn a_full_node_array_fails_the_add_whole() {
     assert_eq!((tokens(&full), full.info().unwrap()), before);
 }
 
+/// Tiny compressions holding ever more observations: the finer merge leaves their few nodes
+/// full far sooner than RedisBloom's merge, so a compression that leaves no room merges again
+/// as RedisBloom's. `TDIGEST.CREATE d COMPRESSION c`, `TDIGEST.ADD d 1 .. 5000`, then
+/// `TDIGEST.MERGE d 2 d d` until it answers `overflow detected`: RedisBloom 2.8.2 refuses the
+/// 25th merge at compression 1 and the 32nd at 2 (where the observations would pass 2^63);
+/// without the second merge, this module refused the 15th and the 26th.
+#[test]
+fn a_tiny_compression_takes_about_as_many_observations_as_redisblooms() {
+    let values: Vec<f64> = (1..=5000).map(f64::from).collect();
+    for (compression, refused) in [(1, 24), (2, 32)] {
+        let mut digest = digest(compression, &[&values]);
+        let mut refused_at = None;
+        for merge in 1..=40 {
+            match TDigest::merge(Some(&digest), &[&digest, &digest], None, BUDGET) {
+                Ok(merged) => digest = merged,
+                Err(error) => {
+                    assert_eq!(error, MergeError::Overflow);
+                    refused_at = Some(merge);
+                    break;
+                }
+            }
+        }
+        assert_eq!(refused_at, Some(refused), "compression {compression}");
+    }
+}
+
 #[test]
 fn extreme_values_keep_every_answer_finite() {
     // RedisBloom merges 1e308 into -1e308 as an infinite mean, then a NaN one.

@@ -231,8 +231,9 @@ impl Iterator for Summed<'_> {
     }
 }
 
-/// `points` (a curve's, counting `total`) cut into centroids that do not overlap, as a
-/// compression at `compression` would leave a digest of values so distributed
+/// `points` (a curve's, counting `total`) cut into centroids that do not overlap, as
+/// RedisBloom's compression at `compression` would leave a digest of values so distributed
+/// (this crate's digests merge finer, at `MERGE_SCALE` times theirs)
 /// ([`Scale::cuts`]), each centroid's mean the value at its middle rank. Not the mean of the
 /// values the curve puts there: reads interpolate between centroids as points of the curve
 /// at their middle ranks, and where the values are skewed (a latency's tail) the mean lies
@@ -274,8 +275,9 @@ impl Scale {
     /// The ranks to cut at, from 0 to the total.
     ///
     /// A compression bounds a merged centroid at fraction `q` to `q (1 - q) growth total`
-    /// observations, `growth = 2π ln(total) / compression` (at both its edges, as
-    /// [`TDigest::compress`](super::super::TDigest::compress) merges). The lower half: while
+    /// observations, `growth = 2π ln(total) / compression` (at both its edges, as RedisBloom's
+    /// `td_compress` merges; [`TDigest::compress`](super::super::TDigest::compress) merges at
+    /// `MERGE_SCALE` times the compression). The lower half: while
     /// that is less than one observation, one each; then centroids between fractions whose
     /// odds `q / (1 - q)` grow by `1 + growth` from one cut to the next, which weigh at most
     /// that at their lower edge (the tighter one below the middle), floored to whole

@@ -38,7 +38,8 @@
 //! # Memory
 //! The current generation is a plain digest, whose node array grows to `6 c + 10` nodes
 //! before it compresses. A rotation compresses the generation it closes (to the very digest
-//! its reads saw), which then keeps about `c` nodes or fewer, and gives back the rest: a
+//! its reads saw), which then keeps about `c` nodes or fewer (102 at `c` = 100, 22 at 10), and
+//! gives back the rest: a
 //! window holds one full array and `g` compressed ones, well under `g + 1` plain digests.
 //!
 //! - [`encoding`](mod@encoding): the RDB record (`rbTDIGwnd`), its impl `Persistent`;
