@@ -6,10 +6,11 @@
 //! exact ones, nearer than RedisBloom's. INFO's memory, compressions and merged nodes, which
 //! differ on purpose, are checked here on their own.
 
-use super::{assert_same_replies, doubles, rank_errors, replies, unrounded, value, words, Script};
+use super::{
+    assert_same_replies, doubles, rank_errors, replies, tdigest_info, unrounded, value, words, Script,
+};
 use crate::harness::*;
 use redbloom_core::t_digest::TDigest;
-use redis::Value;
 
 fn script(lines: &str) -> Script {
     lines.lines().map(str::trim).filter(|line| !line.is_empty()).map(words).collect()
@@ -209,26 +210,12 @@ fn merged_digests_answer_nearer_the_exact_values() {
             assert_eq!(value(&mut mine, &read), value(&mut reference, &read), "{read}");
         }
         let observations = |con: &mut redis::Connection| {
-            info_fields(con, key).into_iter().find(|(label, _)| label == "Observations")
+            tdigest_info(con, key).into_iter().find(|(label, _)| label == "Observations")
         };
         assert_eq!(observations(&mut mine), observations(&mut reference), "{key}");
     }
     let (ours, redisblooms) = totals;
     assert!(ours < 0.75 * redisblooms, "mean rank errors summed: {ours}, RedisBloom's {redisblooms}");
-}
-
-/// TDIGEST.INFO's fields, as labels and numbers (RESP2).
-fn info_fields(con: &mut redis::Connection, key: &str) -> Vec<(String, i64)> {
-    match value(con, &format!("TDIGEST.INFO {key}")) {
-        Value::Array(items) => items
-            .chunks(2)
-            .map(|pair| match pair {
-                [Value::SimpleString(label), Value::Int(number)] => (label.clone(), *number),
-                other => panic!("{other:?}"),
-            })
-            .collect(),
-        other => panic!("{other:?}"),
-    }
 }
 
 /// The INFO fields the comparisons set aside: `Merged nodes`, more here (finer merging);
@@ -259,7 +246,7 @@ fn info_counts_what_the_digest_holds() {
         }
     }
     let _ = value(&mut reference, "TDIGEST.QUANTILE d 0.5");
-    let (got, expected) = (info_fields(&mut mine, "d"), info_fields(&mut reference, "d"));
+    let (got, expected) = (tdigest_info(&mut mine, "d"), tdigest_info(&mut reference, "d"));
     let field = |fields: &[(String, i64)], name: &str| {
         fields.iter().find(|(label, _)| label == name).map(|(_, number)| *number).unwrap()
     };

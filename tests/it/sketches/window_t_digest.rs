@@ -9,7 +9,7 @@
 //! boundary, and a "still counted" check that a loaded machine ran too late is skipped with a
 //! message rather than failed. Keys that must not rotate during a test get a window of a day.
 
-use super::{doubles, rank_errors, same_value, words};
+use super::{doubles, rank_errors, same_value, tdigest_info as info, words};
 use crate::harness::*;
 use crate::window::MARGIN;
 use redis::{Connection, Value};
@@ -18,18 +18,6 @@ use std::time::{Duration, Instant};
 const TYPE_NAME: &str = "rbTDIGwnd";
 /// Generations of six hours on a grid from the epoch: nothing rotates while a test runs.
 const DAY: &str = "86400000";
-
-/// TDIGEST.INFO as (label, value) pairs, under RESP2.
-fn info(con: &mut Connection, key: &str) -> Vec<(String, i64)> {
-    let Value::Array(items) = ok(con, &["TDIGEST.INFO", key]) else { panic!("TDIGEST.INFO {key}") };
-    items
-        .chunks(2)
-        .map(|pair| match pair {
-            [Value::SimpleString(label), Value::Int(value)] => (label.clone(), *value),
-            other => panic!("TDIGEST.INFO pair {other:?}"),
-        })
-        .collect()
-}
 
 fn info_field(con: &mut Connection, key: &str, label: &str) -> i64 {
     info(con, key)
