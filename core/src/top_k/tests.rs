@@ -617,6 +617,12 @@ proptest! {
             prop_assert_eq!(heap.try_clone().unwrap().find(&[item], fingerprint), expected);
         }
     }
+
+    /// The vector compare of eight fingerprints marks the lanes the portable loop marks.
+    #[test]
+    fn lanes_compare_as_one_by_one(group in prop::array::uniform8(0u32..3), fingerprint in 0u32..3) {
+        prop_assert_eq!(heap::lanes_equal(&group, fingerprint), heap::lanes_equal_portable(&group, fingerprint));
+    }
 }
 
 /// A heap of `k` slots that took an item of each count in turn, in place of its smallest.
@@ -681,9 +687,9 @@ fn rows_hashed_together_are_rows_hashed_alone() {
     }
 }
 
-/// The estimates summed over arrays are the arrays' estimates summed: within the rows hashed
-/// ahead (array by array), and deeper (each row's index found once for all of them), over
-/// more arrays than one walk reads.
+/// The estimates summed over arrays are the arrays' estimates summed: with every row hashed
+/// ahead (array by array), and with rows past those hashed ahead (each row's index found once
+/// for all of them), over more arrays than one walk reads.
 #[test]
 fn summed_estimates_are_the_estimates_summed() {
     let shape = Shape::checked(4, 8, 70, 0.9).unwrap();
@@ -704,15 +710,17 @@ fn summed_estimates_are_the_estimates_summed() {
         let item = format!("item:{item}");
         let index_of = |row| buckets::bucket_index(item.as_bytes(), row, 8);
         let fingerprint = buckets::fingerprint(item.as_bytes());
-        // Rows hashed ahead (read array by array) and deeper ones (read in walks).
-        for depth in [7, 70] {
+        let ahead: Vec<usize> = (0..7).map(index_of).collect();
+        // Every row hashed ahead (read array by array), some of them, none (read in walks).
+        for (depth, rows) in [(7, &ahead[..]), (7, &ahead[..3]), (70, &ahead[..]), (70, &[][..])] {
             let each: u64 =
                 arrays.iter().map(|array| u64::from(array.estimate(fingerprint, depth, index_of))).sum();
             assert!(each > 0);
             assert_eq!(
-                buckets::Buckets::summed_estimate(&arrays, fingerprint, depth, index_of),
+                buckets::Buckets::summed_estimate(&arrays, fingerprint, (depth, rows), index_of),
                 each,
-                "{item}"
+                "{item} {depth} {}",
+                rows.len()
             );
         }
     }
