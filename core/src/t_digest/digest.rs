@@ -373,6 +373,7 @@ impl TDigest {
                 merge_neighbours(nodes, self.observations, self.compression, 1.0);
             }
         }
+        self.nodes.merged();
         self.nodes.fit(self.capacity);
     }
 
