@@ -366,14 +366,17 @@ impl TDigest {
             return;
         }
         self.view.take();
-        let nodes = self.nodes.sorted_mut();
-        if merge_neighbours(nodes, self.observations, self.compression, MERGE_SCALE).is_some() {
-            self.total_compressions = self.total_compressions.saturating_add(1);
-            if nodes.len() + 1 >= self.capacity {
-                merge_neighbours(nodes, self.observations, self.compression, 1.0);
+        let (observations, compression, capacity) = (self.observations, self.compression, self.capacity);
+        let merged = self.nodes.rewrite_sorted(|nodes| {
+            let merged = merge_neighbours(nodes, observations, compression, MERGE_SCALE).is_some();
+            if merged && nodes.len() + 1 >= capacity {
+                merge_neighbours(nodes, observations, compression, 1.0);
             }
+            merged
+        });
+        if merged {
+            self.total_compressions = self.total_compressions.saturating_add(1);
         }
-        self.nodes.merged();
         self.nodes.fit(self.capacity);
     }
 

@@ -39,17 +39,17 @@ pub(super) fn room_for(len: usize, capacity: usize) -> usize {
 }
 
 /// Nodes past the sorted ones that a sort places one by one (a binary search and a shift of
-/// the larger ones) instead of sorting the whole array: a digest read after each write (one
-/// value pushed) sorted its 200-600 nodes again every time, most of the read's cost. Past a
-/// few, the shifts cost more than a sort.
+/// the larger ones): a digest read after each write (one value pushed) sorted its 200-600
+/// nodes again every time, most of the read's cost. More are sorted on their own and merged
+/// with the sorted ones.
 const PLACED_ONE_BY_ONE: usize = 8;
 
 /// The nodes. Reads take `&self` and still sort in place (the cell): the order is not part of
 /// the value, and a save needs the sorted order without memory of its own to copy into.
 pub(super) struct Nodes {
     nodes: RefCell<Vec<Centroid>>,
-    /// How many nodes from the first are in [`canonical`] order: all of them once sorted, and
-    /// after pushes in order.
+    /// At least how many nodes from the first are in [`canonical`] order: all of them once
+    /// sorted, and after pushes in order.
     sorted_len: Cell<usize>,
 }
 
@@ -107,21 +107,17 @@ impl Nodes {
         Ref::map(self.nodes.borrow(), Vec::as_slice)
     }
 
-    /// The nodes in [`canonical`] order, for a compression to merge and truncate: what it
-    /// leaves is sorted by mean, but equal means may no longer be in weight order, so the
-    /// next save sorts again (from the first pair out of that order).
-    pub(super) fn sorted_mut(&mut self) -> &mut Vec<Centroid> {
+    /// Hands the nodes, in [`canonical`] order, to `rewrite` (a compression, which merges and
+    /// truncates them), then finds how far what it left is still in that order: sorted by
+    /// mean, but equal means may no longer be in weight order, so the next save sorts from the
+    /// first pair out of it.
+    pub(super) fn rewrite_sorted<R>(&mut self, rewrite: impl FnOnce(&mut Vec<Centroid>) -> R) -> R {
         let nodes = self.nodes.get_mut();
         sort(nodes, self.sorted_len.get());
-        self.sorted_len.set(0);
-        nodes
-    }
-
-    /// Notes how far the nodes a compression left are in [`canonical`] order.
-    pub(super) fn merged(&mut self) {
-        let nodes = self.nodes.get_mut();
+        let result = rewrite(nodes);
         let in_order = nodes.windows(2).take_while(|pair| canonical(&pair[0], &pair[1]) != Ordering::Greater);
         self.sorted_len.set(if nodes.is_empty() { 0 } else { 1 + in_order.count() });
+        result
     }
 
     /// Gives back the room a compression freed, down to the schedule's for what is left, by
@@ -150,17 +146,43 @@ impl Nodes {
 }
 
 /// Sorts `nodes`, whose first `sorted_len` are in [`canonical`] order: a few nodes after them
-/// are each placed among those before it (shifting the larger ones up one), more are sorted
-/// with the rest. Both give the one canonical sequence.
+/// are each placed among those before them (shifting the larger ones up one); more are sorted
+/// on their own, then merged with the sorted ones from the back, through a copy of theirs (or,
+/// without memory for it, all of them sorted together). Every way gives the one canonical
+/// sequence: the order is total, and nodes it calls equal are the same bits.
 fn sort(nodes: &mut [Centroid], sorted_len: usize) {
-    if nodes.len().saturating_sub(sorted_len) > PLACED_ONE_BY_ONE {
+    let sorted_len = sorted_len.min(nodes.len());
+    let after = nodes.len() - sorted_len;
+    if after <= PLACED_ONE_BY_ONE {
+        for end in sorted_len.max(1)..nodes.len() {
+            let node = nodes[end];
+            let at = nodes[..end].partition_point(|before| canonical(before, &node) != Ordering::Greater);
+            nodes[at..=end].rotate_right(1);
+        }
+        return;
+    }
+    let mut added = Vec::new();
+    if added.try_reserve_exact(after).is_err() {
         nodes.sort_unstable_by(canonical);
         return;
     }
-    for end in sorted_len.max(1)..nodes.len() {
-        let node = nodes[end];
-        let at = nodes[..end].partition_point(|before| canonical(before, &node) != Ordering::Greater);
-        nodes[at..=end].rotate_right(1);
+    added.extend_from_slice(&nodes[sorted_len..]);
+    added.sort_unstable_by(canonical);
+    // From the back: the larger of the last sorted node not yet placed and the last added one
+    // takes the last free place; once the added ones are placed, the rest are where they were.
+    let mut sorted_end = sorted_len;
+    for place in (0..nodes.len()).rev() {
+        let Some(&last_added) = added.last() else { break };
+        match sorted_end.checked_sub(1) {
+            Some(last_sorted) if canonical(&nodes[last_sorted], &last_added) == Ordering::Greater => {
+                nodes[place] = nodes[last_sorted];
+                sorted_end = last_sorted;
+            }
+            _ => {
+                nodes[place] = last_added;
+                added.pop();
+            }
+        }
     }
 }
 
@@ -177,13 +199,14 @@ mod tests {
 
     proptest::proptest! {
         /// Whatever the sorted prefix and however many nodes follow it (placed one by one, or
-        /// sorted with the rest), the nodes end in the one canonical order; pushes, reads and
-        /// compressions in turn keep the prefix honest.
+        /// sorted apart and merged in), the nodes end in the one canonical order; pushes, reads
+        /// and rewrites in turn keep the prefix honest.
         #[test]
         fn every_sort_gives_the_canonical_order(
             means in proptest::collection::vec((0u8..12, 1i64..4), 0..60),
             sorted_len in 0usize..60,
             reads in proptest::collection::vec(0usize..60, 0..6),
+            rotate_by in 0usize..60,
         ) {
             let node = |&(mean, weight): &(u8, i64)| Centroid { mean: f64::from(mean) - 5.5, weight };
             let mut canonical_order: Vec<Centroid> = means.iter().map(node).collect();
@@ -204,10 +227,14 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(&*pushed.sorted(), &canonical_order[..]);
-            // A compression's truncation, then the rest of the order found by a scan.
-            let kept = pushed.sorted_mut();
-            kept.reverse();
-            pushed.merged();
+            // A rewrite that leaves the nodes out of order (a compression leaves equal means out
+            // of weight order): the order found by a scan, then made whole by the next sort.
+            let rewritten = pushed.rewrite_sorted(|nodes| {
+                let by = rotate_by.min(nodes.len());
+                nodes.rotate_left(by);
+                nodes.len()
+            });
+            proptest::prop_assert_eq!(rewritten, means.len());
             proptest::prop_assert_eq!(&*pushed.sorted(), &canonical_order[..]);
         }
     }
@@ -220,7 +247,7 @@ mod tests {
             assert_eq!(nodes.nodes.borrow().capacity(), room_for(i as usize + 1, 610));
         }
         assert!(nodes.sorted().windows(2).all(|pair| pair[0].mean < pair[1].mean));
-        nodes.sorted_mut().truncate(3);
+        nodes.rewrite_sorted(|nodes| nodes.truncate(3));
         nodes.fit(610);
         assert_eq!(nodes.nodes.borrow().capacity(), 16);
     }

@@ -227,18 +227,19 @@ impl Buckets {
         largest
     }
 
-    /// The item's estimates in each of `arrays`, summed: array by array where every row's
-    /// index was hashed ahead (`rows` holds `depth` of them). Otherwise, where rows past those
-    /// are each a hash of their own (`index_of`), each index is found once for every array,
-    /// the arrays read a walk's worth at a time: a window's generations in one walk (whose
-    /// room for every generation there can be, set up for each read, was a tenth of a windowed
-    /// add of a shallow sketch).
+    /// The item's estimates in each of `arrays`, summed, `rows` the indexes of its buckets
+    /// hashed ahead from row 0 (see [`row_index`]): array by array where they are all of them.
+    /// Otherwise, where rows past those are each a hash of their own, each index is found once
+    /// for every array, the arrays read a walk's worth at a time: a window's generations in
+    /// one walk (whose room for every generation there can be, set up for each read, was a
+    /// tenth of a windowed add of a shallow sketch).
     pub(super) fn summed_estimate<'a>(
         arrays: impl IntoIterator<Item = &'a Buckets>,
-        fingerprint: u32,
-        (depth, rows): (u32, &[usize]),
-        index_of: impl Fn(u32) -> usize + Copy,
+        (fingerprint, item): (u32, &[u8]),
+        (width, depth): (u32, u32),
+        rows: &[usize],
     ) -> u64 {
+        let index_of = |row| row_index(rows, item, row, width);
         if rows.len() == depth as usize {
             return arrays.into_iter().map(|array| u64::from(array.estimate_ahead(fingerprint, rows))).sum();
         }

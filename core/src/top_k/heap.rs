@@ -71,7 +71,7 @@ const LANES: usize = 8;
 /// x86-64 two SSE2 compares and their sign masks do it in about eight.
 #[inline]
 pub(super) fn lanes_equal(group: &[u32; LANES], fingerprint: u32) -> u32 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         use std::arch::x86_64::{
             _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_movemask_ps, _mm_set1_epi32, _mm_set_epi32,
@@ -87,12 +87,12 @@ pub(super) fn lanes_equal(group: &[u32; LANES], fingerprint: u32) -> u32 {
         let (halves, _) = group.as_chunks::<4>();
         halves.iter().enumerate().fold(0, |mask, (at, lanes)| mask | (half(lanes) << (4 * at)))
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     lanes_equal_portable(group, fingerprint)
 }
 
-/// [`lanes_equal`] lane by lane: elsewhere than on x86-64, and what its tests compare with.
-#[cfg(any(test, not(target_arch = "x86_64")))]
+/// [`lanes_equal`] lane by lane: without SSE2, and what its tests compare with.
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 pub(super) fn lanes_equal_portable(group: &[u32; LANES], fingerprint: u32) -> u32 {
     group.iter().enumerate().fold(0, |mask, (lane, &other)| mask | (u32::from(other == fingerprint) << lane))
 }

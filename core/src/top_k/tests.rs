@@ -620,7 +620,10 @@ proptest! {
 
     /// The vector compare of eight fingerprints marks the lanes the portable loop marks.
     #[test]
-    fn lanes_compare_as_one_by_one(group in prop::array::uniform8(0u32..3), fingerprint in 0u32..3) {
+    fn lanes_compare_as_one_by_one(
+        group in prop::array::uniform8(prop::sample::select(vec![0, 1, 0x8000_0000, u32::MAX])),
+        fingerprint in prop::sample::select(vec![0, 1, 0x8000_0000, u32::MAX]),
+    ) {
         prop_assert_eq!(heap::lanes_equal(&group, fingerprint), heap::lanes_equal_portable(&group, fingerprint));
     }
 }
@@ -717,7 +720,7 @@ fn summed_estimates_are_the_estimates_summed() {
                 arrays.iter().map(|array| u64::from(array.estimate(fingerprint, depth, index_of))).sum();
             assert!(each > 0);
             assert_eq!(
-                buckets::Buckets::summed_estimate(&arrays, fingerprint, (depth, rows), index_of),
+                buckets::Buckets::summed_estimate(&arrays, (fingerprint, item.as_bytes()), (8, depth), rows),
                 each,
                 "{item} {depth} {}",
                 rows.len()

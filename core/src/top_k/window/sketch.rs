@@ -176,7 +176,7 @@ impl WindowTopK {
             return Ok(None);
         }
         offer_to_current(&mut self.generations, item, fingerprint, count);
-        let older = saturated(older_estimate(&self.generations, &self.shape, (fingerprint, rows), index_of));
+        let older = saturated(older_estimate(&self.generations, &self.shape, (fingerprint, item), rows));
         let window = count.saturating_add(older);
         if window < self.list.min() {
             return Ok(None);
@@ -313,9 +313,8 @@ impl WindowTopK {
         let width = self.shape.width;
         let mut buffer = [0; ITEM_ROWS];
         let (fingerprint, rows) = rows_of(item, (width, self.shape.depth), &mut buffer);
-        let index_of = |row| row_index(rows, item, row, width);
         let live = self.generations.live(now_ms).map(|generation| &generation.value.buckets);
-        Buckets::summed_estimate(live, fingerprint, (self.shape.depth, rows), index_of)
+        Buckets::summed_estimate(live, (fingerprint, item), (width, self.shape.depth), rows)
     }
 
     /// Whether the list is out of date at `now_ms`: a generation expired that no rotation
@@ -395,11 +394,11 @@ fn offer_to_current(generations: &mut Generations<Generation>, item: &[u8], fing
 fn older_estimate(
     generations: &Generations<Generation>,
     shape: &Shape,
-    (fingerprint, rows): (u32, &[usize]),
-    index_of: impl Fn(u32) -> usize + Copy,
+    (fingerprint, item): (u32, &[u8]),
+    rows: &[usize],
 ) -> u64 {
     let older = generations.older().iter().map(|older| &older.value.buckets);
-    Buckets::summed_estimate(older, fingerprint, (shape.depth, rows), index_of)
+    Buckets::summed_estimate(older, (fingerprint, item), (shape.width, shape.depth), rows)
 }
 
 /// The item's estimate in the current generation and its estimates in the older ones,
@@ -412,7 +411,7 @@ fn counts_of(generations: &Generations<Generation>, shape: &Shape, item: &[u8]) 
     let current = generations
         .current()
         .map_or(0, |current| current.value.buckets.estimate(fingerprint, shape.depth, index_of));
-    (current, saturated(older_estimate(generations, shape, (fingerprint, rows), index_of)))
+    (current, saturated(older_estimate(generations, shape, (fingerprint, item), rows)))
 }
 
 /// An item of a generation's list as a rotation considers it: its fingerprint, the item and
