@@ -94,16 +94,21 @@ fn close(a: f64, b: f64) -> bool {
     a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300)
 }
 
-/// TDIGEST.INFO as (label, value) pairs, under RESP2.
-pub fn tdigest_info(con: &mut Connection, key: &str) -> Vec<(String, i64)> {
-    let Value::Array(items) = ok(con, &["TDIGEST.INFO", key]) else { panic!("TDIGEST.INFO {key}") };
+/// An INFO reply of (label, integer) pairs (CMS.INFO, TDIGEST.INFO), under RESP2.
+pub fn integer_info(con: &mut Connection, command: &str, key: &str) -> Vec<(String, i64)> {
+    let Value::Array(items) = ok(con, &[command, key]) else { panic!("{command} {key}") };
     items
         .chunks(2)
         .map(|pair| match pair {
             [Value::SimpleString(label), Value::Int(value)] => (label.clone(), *value),
-            other => panic!("TDIGEST.INFO pair {other:?}"),
+            other => panic!("{command} {key}: {other:?}"),
         })
         .collect()
+}
+
+/// TDIGEST.INFO as (label, value) pairs.
+pub fn tdigest_info(con: &mut Connection, key: &str) -> Vec<(String, i64)> {
+    integer_info(con, "TDIGEST.INFO", key)
 }
 
 /// The doubles of a reply: one, or an array of them, from RESP2 bulk strings or RESP3 doubles.

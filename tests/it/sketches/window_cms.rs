@@ -12,6 +12,7 @@
 mod promises;
 mod replication_and_persistence;
 
+use super::integer_info;
 use crate::harness::*;
 use crate::window::MARGIN;
 use redis::{Connection, Value};
@@ -31,16 +32,9 @@ fn query(con: &mut Connection, key: &str, item: &str) -> i64 {
     }
 }
 
-/// CMS.INFO's pairs, under RESP2.
+/// CMS.INFO's pairs.
 fn info(con: &mut Connection, key: &str) -> Vec<(String, i64)> {
-    let Value::Array(values) = ok(con, &["CMS.INFO", key]) else { panic!("CMS.INFO {key}") };
-    values
-        .chunks(2)
-        .map(|pair| match pair {
-            [Value::SimpleString(label), Value::Int(value)] => (label.clone(), *value),
-            other => panic!("CMS.INFO {key}: {other:?}"),
-        })
-        .collect()
+    integer_info(con, "CMS.INFO", key)
 }
 
 fn pairs(list: &[(&str, i64)]) -> Vec<(String, i64)> {
