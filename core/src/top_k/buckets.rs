@@ -215,7 +215,7 @@ impl Buckets {
 
     /// [`estimate`](Self::estimate), every row's index hashed ahead (`rows`, one per row): a
     /// windowed add of an item not listed reads the item's buckets in every older generation,
-    /// and through the general walk each read cost about 24 instructions, here about 8.
+    /// and through the general walk each read cost about 24 instructions, here about 10.
     fn estimate_ahead(&self, fingerprint: u32, rows: &[usize]) -> u32 {
         let mut largest = 0;
         for &index in rows {
