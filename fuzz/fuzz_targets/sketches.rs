@@ -248,6 +248,35 @@ fn read(digest: &TDigest) {
     let _ = (digest.min(), digest.max(), digest.observations(), digest.compression(), digest.info());
 }
 
+/// The reads a windowed digest answers from the few centroids they read, the first after a
+/// write (a copy: its reads keep nothing yet), against those of its whole digest.
+fn read_right_after_a_write(digest: &WindowTDigest, now: Option<u64>) {
+    let bits = |answers: Vec<f64>| answers.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+    let fractions = [0.99, 0.0, 0.5, 1.0];
+    let values = [f64::MIN, -1.0, 42.0, f64::MAX];
+    let ranks = [0, 1, 10, u64::MAX];
+    let Some(fresh) = digest.try_copy() else { return };
+    let made = (
+        fresh.quantiles(now, &fractions).map(bits),
+        fresh.try_copy().map(|fresh| fresh.cdfs(now, &values).map(bits)),
+        fresh.try_copy().map(|fresh| fresh.ranks(now, &values, true)),
+        fresh.try_copy().map(|fresh| fresh.by_ranks(now, &ranks, false).map(bits)),
+    );
+    let Ok(whole) = digest.contents(now) else { return };
+    if let Ok(made) = made.0 {
+        assert_eq!(Ok(made), whole.quantiles(&fractions).map(bits), "quantiles made alone");
+    }
+    if let Some(Ok(made)) = made.1 {
+        assert_eq!(Ok(made), whole.cdfs(&values).map(bits), "CDFs made alone");
+    }
+    if let Some(Ok(made)) = made.2 {
+        assert_eq!(Ok(made), whole.rev_ranks(&values), "ranks made alone");
+    }
+    if let Some(Ok(made)) = made.3 {
+        assert_eq!(Ok(made), whole.by_ranks(&ranks).map(bits), "by ranks made alone");
+    }
+}
+
 /// A windowed filter at times around its own: rotations forward (and one back, which changes
 /// nothing), adds that must be found at once and in every later state within the window, and
 /// its SCANDUMP header and chunks rebuilding it.
@@ -337,6 +366,7 @@ fn window_t_digest(mut digest: WindowTDigest) {
             }
         }
         for now in [None, Some(now), Some(now.saturating_add(window))] {
+            read_right_after_a_write(&digest, now);
             if let Ok(window) = digest.contents(now) {
                 read(&window);
                 // A window of several generations takes its trimmed mean from them.

@@ -2,7 +2,9 @@
 //! `TRIMMED_MEAN` and INFO. Each checks its key before its arguments, as RedisBloom does, and
 //! changes nothing (RedisBloom merges the digest's buffer on reads; here a read answers from a
 //! compressed view of the digest, kept until its next write). A windowed digest answers from
-//! its window's digest (`super::held::read`): on a master, of the generations its clock keeps.
+//! its window's digest (`super::held::read`): on a master, of the generations its clock keeps;
+//! the first QUANTILE, CDF, RANK or BYRANK (and reverses) after a write asking for a few
+//! values, from the centroids they read alone (`answer_each`).
 
 use super::datatype::METRICS;
 use super::error::TDigestError;
@@ -12,7 +14,8 @@ use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
 use crate::window::rotation::read_time;
-use redbloom_core::t_digest::{TDigest, TDigestInfo, WindowContents};
+use redbloom_core::bytes::AllocationFailed;
+use redbloom_core::t_digest::{TDigest, TDigestInfo, WindowContents, WindowTDigest};
 
 /// The digest a read of `key` answers from: a plain one, or a windowed one's window.
 fn digest_of<'a>(call: &Call, key: &'a Key) -> Result<WindowContents<'a>, CommandError> {
@@ -53,54 +56,65 @@ fn arguments<T>(
     call.args_from(2).map(read).collect()
 }
 
+/// A read of one answer per argument from position 2 on: the key checked first, then every
+/// argument (`parse`), answered by `plain` of a plain digest, or by `windowed` of a windowed
+/// one at its read time (which makes only what few answers read, right after a write).
+fn answer_each<A, T>(
+    call: &Call,
+    parse: impl Fn(&[u8]) -> Result<A, CommandError>,
+    plain: impl FnOnce(&TDigest, &[A]) -> Result<Vec<T>, AllocationFailed>,
+    windowed: impl FnOnce(&WindowTDigest, Option<u64>, &[A]) -> Result<Vec<T>, AllocationFailed>,
+) -> Result<Vec<T>, CommandError> {
+    let key = call.open_key();
+    let held = held(&key)?.ok_or(TDigestError::KeyMissing)?;
+    let arguments = arguments(call, parse)?;
+    let answers = match held {
+        Held::Plain(digest) => plain(digest, &arguments),
+        Held::Windowed(digest) => windowed(digest, read_time(call, digest), &arguments),
+    };
+    let answers = answers.map_err(|_| TDigestError::AllocationFailed)?;
+    METRICS.count_lookups(answers.len(), 0);
+    Ok(answers)
+}
+
 /// TDIGEST.QUANTILE key quantile [quantile ...].
 pub fn quantile(call: &Call) -> Result<(), CommandError> {
-    let key = call.open_key();
-    let digest = digest_of(call, &key)?;
-    let quantiles = arguments(call, |text| {
+    let parse = |text: &[u8]| {
         let quantile = parse::double(text).ok_or(TDigestError::BadQuantile)?;
         if (0.0..=1.0).contains(&quantile) {
             Ok(quantile)
         } else {
             Err(TDigestError::QuantileOutOfRange.into())
         }
-    })?;
-    let values = digest.quantiles(&quantiles).map_err(|_| TDigestError::AllocationFailed)?;
-    METRICS.count_lookups(values.len(), 0);
+    };
+    let values = answer_each(call, parse, TDigest::quantiles, WindowTDigest::quantiles)?;
     reply_doubles(call, &values);
     Ok(())
 }
 
 /// TDIGEST.CDF key value [value ...].
 pub fn cdf(call: &Call) -> Result<(), CommandError> {
-    let key = call.open_key();
-    let digest = digest_of(call, &key)?;
-    let values = arguments(call, |text| parse::double(text).ok_or(TDigestError::BadCdf.into()))?;
-    let fractions = digest.cdfs(&values).map_err(|_| TDigestError::AllocationFailed)?;
-    METRICS.count_lookups(values.len(), 0);
+    let parse = |text: &[u8]| parse::double(text).ok_or(TDigestError::BadCdf.into());
+    let fractions = answer_each(call, parse, TDigest::cdfs, WindowTDigest::cdfs)?;
     reply_doubles(call, &fractions);
     Ok(())
 }
 
 /// TDIGEST.RANK key value [value ...].
 pub fn rank(call: &Call) -> Result<(), CommandError> {
-    ranks(call, TDigest::ranks)
+    ranks(call, false)
 }
 
 /// TDIGEST.REVRANK key value [value ...].
 pub fn rev_rank(call: &Call) -> Result<(), CommandError> {
-    ranks(call, TDigest::rev_ranks)
+    ranks(call, true)
 }
 
-fn ranks(
-    call: &Call,
-    of: fn(&TDigest, &[f64]) -> Result<Vec<i64>, redbloom_core::bytes::AllocationFailed>,
-) -> Result<(), CommandError> {
-    let key = call.open_key();
-    let digest = digest_of(call, &key)?;
-    let values = arguments(call, |text| parse::double(text).ok_or(TDigestError::BadRankValue.into()))?;
-    let ranks = of(&digest, &values).map_err(|_| TDigestError::AllocationFailed)?;
-    METRICS.count_lookups(values.len(), 0);
+fn ranks(call: &Call, reverse: bool) -> Result<(), CommandError> {
+    let parse = |text: &[u8]| parse::double(text).ok_or(TDigestError::BadRankValue.into());
+    let plain = if reverse { TDigest::rev_ranks } else { TDigest::ranks };
+    let windowed = |digest: &WindowTDigest, now, values: &[f64]| digest.ranks(now, values, reverse);
+    let ranks = answer_each(call, parse, plain, windowed)?;
     call.reply_array(ranks.len());
     for rank in ranks {
         call.reply_integer(rank);
@@ -110,26 +124,22 @@ fn ranks(
 
 /// TDIGEST.BYRANK key rank [rank ...].
 pub fn by_rank(call: &Call) -> Result<(), CommandError> {
-    by_ranks(call, TDigest::by_ranks)
+    by_ranks(call, false)
 }
 
 /// TDIGEST.BYREVRANK key rank [rank ...].
 pub fn by_rev_rank(call: &Call) -> Result<(), CommandError> {
-    by_ranks(call, TDigest::by_rev_ranks)
+    by_ranks(call, true)
 }
 
-fn by_ranks(
-    call: &Call,
-    of: fn(&TDigest, &[u64]) -> Result<Vec<f64>, redbloom_core::bytes::AllocationFailed>,
-) -> Result<(), CommandError> {
-    let key = call.open_key();
-    let digest = digest_of(call, &key)?;
-    let ranks = arguments(call, |text| {
+fn by_ranks(call: &Call, reverse: bool) -> Result<(), CommandError> {
+    let parse = |text: &[u8]| {
         let rank = crate::shared::parse::integer(text).ok_or(TDigestError::BadRank)?;
         u64::try_from(rank).map_err(|_| TDigestError::NegativeRank.into())
-    })?;
-    let values = of(&digest, &ranks).map_err(|_| TDigestError::AllocationFailed)?;
-    METRICS.count_lookups(ranks.len(), 0);
+    };
+    let plain = if reverse { TDigest::by_rev_ranks } else { TDigest::by_ranks };
+    let windowed = |digest: &WindowTDigest, now, ranks: &[u64]| digest.by_ranks(now, ranks, reverse);
+    let values = answer_each(call, parse, plain, windowed)?;
     reply_doubles(call, &values);
     Ok(())
 }

@@ -23,35 +23,20 @@ impl TDigest {
     /// non-decreasing fractions is answered in one walk over the centroids; NaN for an empty
     /// digest, and for one of a single observation, which RedisBloom 2.8.2 never merges.
     pub fn quantiles(&self, quantiles: &[f64]) -> Result<Vec<f64>, AllocationFailed> {
-        let mut values = try_vec(quantiles.len())?;
         if quantiles.is_empty() {
-            return Ok(values);
+            return Ok(Vec::new());
         }
-        let digest = self.view()?;
-        let centroids = Centroids::new(self, digest);
-        let mut rest = quantiles;
-        while !rest.is_empty() {
-            let run = 1 + rest.windows(2).take_while(|pair| pair[0] <= pair[1]).count();
-            let (ascending, after) = rest.split_at(run);
-            let mut walk = centroids.walk();
-            values.extend(ascending.iter().map(|&q| centroids.quantile_in_run(q, &mut walk)));
-            rest = after;
-        }
-        Ok(values)
+        Centroids::new(self, self.view()?).quantiles(quantiles)
     }
 
     /// The fractions of the observations at or below each value, those equal counted half
     /// (TDIGEST.CDF): 0 below the minimum, 1 above the maximum, NaN when empty (or a single
     /// observation).
     pub fn cdfs(&self, values: &[f64]) -> Result<Vec<f64>, AllocationFailed> {
-        let mut fractions = try_vec(values.len())?;
         if values.is_empty() {
-            return Ok(fractions);
+            return Ok(Vec::new());
         }
-        let digest = self.view()?;
-        let centroids = Centroids::new(self, digest);
-        fractions.extend(values.iter().map(|&value| centroids.cdf(value)));
-        Ok(fractions)
+        Centroids::new(self, self.view()?).cdfs(values)
     }
 
     /// The estimated ranks of `values` (TDIGEST.RANK): observations below, those equal
@@ -70,39 +55,10 @@ impl TDigest {
     }
 
     fn any_ranks(&self, values: &[f64], reverse: bool) -> Result<Vec<i64>, AllocationFailed> {
-        let mut ranks = try_vec(values.len())?;
         if values.is_empty() {
-            return Ok(ranks);
+            return Ok(Vec::new());
         }
-        let size = self.observations() as f64;
-        let digest = self.view()?;
-        let centroids = Centroids::new(self, digest);
-        ranks.extend(values.iter().map(|&value| {
-            let rank = if size == 0.0 {
-                return EMPTY_RANK;
-            } else if value < self.min {
-                if reverse {
-                    size
-                } else {
-                    -1.0
-                }
-            } else if value > self.max {
-                if reverse {
-                    -1.0
-                } else {
-                    size
-                }
-            } else {
-                let below = centroids.cdf(value) * size;
-                if reverse {
-                    (size - below.round()).round()
-                } else {
-                    round_half_down(below)
-                }
-            };
-            c_long_long(rank)
-        }));
-        Ok(ranks)
+        Centroids::new(self, self.view()?).ranks(values, reverse, self.observations())
     }
 
     /// The values of estimated ranks `ranks` (TDIGEST.BYRANK): the minimum for 0, infinity
@@ -118,35 +74,10 @@ impl TDigest {
     }
 
     fn any_by_ranks(&self, ranks: &[u64], reverse: bool) -> Result<Vec<f64>, AllocationFailed> {
-        let mut values = try_vec(ranks.len())?;
         if ranks.is_empty() {
-            return Ok(values);
+            return Ok(Vec::new());
         }
-        let size = self.observations() as f64;
-        let digest = self.view()?;
-        let centroids = Centroids::new(self, digest);
-        values.extend(ranks.iter().map(|&rank| {
-            let rank = rank as f64;
-            if size == 0.0 {
-                f64::NAN
-            } else if rank == 0.0 {
-                if reverse {
-                    self.max
-                } else {
-                    self.min
-                }
-            } else if rank >= size {
-                if reverse {
-                    f64::NEG_INFINITY
-                } else {
-                    f64::INFINITY
-                }
-            } else {
-                let rank = if reverse { size - rank - 1.0 } else { rank };
-                centroids.quantile(rank / size)
-            }
-        }));
-        Ok(values)
+        Centroids::new(self, self.view()?).by_ranks(ranks, reverse, self.observations())
     }
 
     /// The mean of the observations between fractions `low` and `high` of them
@@ -219,10 +150,87 @@ fn scale(magnitude: f64, merged_weight: f64) -> f64 {
     scale
 }
 
-/// The merged centroids of a compressed digest, with the stored minimum and maximum: what
-/// every query reads.
-struct Centroids<'a> {
-    nodes: &'a [Centroid],
+/// The merged centroids a read walks, sorted by mean: a compressed digest's, in a slice, or a
+/// window's cut, made only where a read looks (`window::curve`).
+pub(super) trait Merged {
+    fn len(&self) -> usize;
+    /// Centroid `index`'s mean, NaN past the last.
+    fn mean(&self, index: usize) -> f64;
+    /// Centroid `index`'s weight, NaN past the last.
+    fn weight(&self, index: usize) -> f64;
+    /// From where `walk` stands, the first pair of neighbours whose middles (the walk's
+    /// `weight_so_far` plus half of both weights) pass `index`, the walk moved to it; `None`,
+    /// the walk moved past every pair, where none does.
+    fn pair_passing(&self, index: f64, walk: &mut Walk) -> Option<[Centroid; 2]>;
+    /// Where `value` lies among the means multiplied by `scale` (`td_cdf`'s walk), at or
+    /// above the first and at or below the last.
+    fn around(&self, value: f64, scale: f64) -> Around;
+}
+
+/// Where a value lies among sorted centroids, `before` the weight of those below.
+pub(super) enum Around {
+    /// At the mean of some, of `equal` weight together, not the last alone.
+    Equal { before: f64, equal: f64 },
+    /// At or above the mean of `left`, below that of `right`, its next.
+    Between { before: f64, left: Centroid, right: Centroid },
+    /// At the last mean, which no other centroid shares.
+    Past,
+}
+
+impl Merged for [Centroid] {
+    fn len(&self) -> usize {
+        <[Centroid]>::len(self)
+    }
+
+    fn mean(&self, index: usize) -> f64 {
+        self.get(index).map_or(f64::NAN, |node| node.mean)
+    }
+
+    fn weight(&self, index: usize) -> f64 {
+        self.get(index).map_or(f64::NAN, |node| node.weight as f64)
+    }
+
+    fn pair_passing(&self, index: f64, walk: &mut Walk) -> Option<[Centroid; 2]> {
+        for pair in self.get(walk.position..).unwrap_or_default().windows(2) {
+            let &[left, right] = pair else { break };
+            #[allow(clippy::manual_midpoint, reason = "RedisBloom's arithmetic, to the bit")]
+            let half_both = (left.weight as f64 + right.weight as f64) / 2.0;
+            if walk.weight_so_far + half_both > index {
+                return Some([left, right]);
+            }
+            walk.weight_so_far += half_both;
+            walk.position += 1;
+        }
+        None
+    }
+
+    fn around(&self, value: f64, scale: f64) -> Around {
+        let mean = |index: usize| Merged::mean(self, index) * scale;
+        let n = self.len();
+        let mut before = 0.0;
+        let mut it = 0;
+        while it + 1 < n {
+            if mean(it) == value {
+                let mut equal = 0.0;
+                while it < n && mean(it) == value {
+                    equal += Merged::weight(self, it);
+                    it += 1;
+                }
+                return Around::Equal { before, equal };
+            }
+            if mean(it) <= value && value < mean(it + 1) {
+                return Around::Between { before, left: self[it], right: self[it + 1] };
+            }
+            before += Merged::weight(self, it);
+            it += 1;
+        }
+        Around::Past
+    }
+}
+
+/// Merged centroids with the stored minimum and maximum: what every query reads.
+pub(super) struct Centroids<'a, M: Merged + ?Sized> {
+    nodes: &'a M,
     merged_weight: i64,
     min: f64,
     max: f64,
@@ -233,34 +241,178 @@ struct Centroids<'a> {
 
 /// Where a run of ascending quantiles is in the centroids: RedisBloom's `weightSoFar` and
 /// `node_pos`, kept from one quantile of the run to the next.
-struct Walk {
-    weight_so_far: f64,
-    position: usize,
+pub(super) struct Walk {
+    pub(super) weight_so_far: f64,
+    pub(super) position: usize,
 }
 
-impl<'a> Centroids<'a> {
-    fn new(digest: &TDigest, compressed: &'a View) -> Centroids<'a> {
-        let nodes = compressed.merged();
-        let bounds = digest.min.abs().max(digest.max.abs());
+impl<'a> Centroids<'a, [Centroid]> {
+    fn new(digest: &TDigest, compressed: &'a View) -> Centroids<'a, [Centroid]> {
+        Centroids::of(
+            compressed.merged(),
+            compressed.merged_weight,
+            [digest.min, digest.max],
+            compressed.magnitude,
+        )
+    }
+
+    /// `td_trimmed_mean`.
+    fn trimmed_mean(&self, low: f64, high: f64) -> f64 {
+        let n = self.nodes.len();
+        if n == 0 || !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
+            return f64::NAN;
+        }
+        if n == 1 {
+            return self.mean(0, 1.0);
+        }
+        let merged_weight = self.merged_weight as f64;
+        let (from, to) = ((merged_weight * low).floor(), (merged_weight * high).ceil());
+        let scale = self.scale;
+        let (mut done, mut sum, mut count) = (0.0, 0.0, 0.0);
+        for (i, node) in self.nodes.iter().enumerate() {
+            let weight = node.weight as f64;
+            let mut taken = weight;
+            taken -= c_min(c_max(0.0, from - done), taken);
+            taken = c_min(c_max(0.0, to - done), taken);
+            done += weight;
+            sum += self.mean(i, scale) * taken;
+            count += taken;
+            if done >= to {
+                break;
+            }
+        }
+        sum / count / scale
+    }
+}
+
+impl<'a, M: Merged + ?Sized> Centroids<'a, M> {
+    /// `nodes`, holding `merged_weight`, between `min` and `max`; `magnitude` the largest of
+    /// their means' magnitudes.
+    pub(super) fn of(
+        nodes: &'a M,
+        merged_weight: i64,
+        [min, max]: [f64; 2],
+        magnitude: f64,
+    ) -> Centroids<'a, M> {
+        let bounds = min.abs().max(max.abs());
         Centroids {
             nodes,
-            merged_weight: compressed.merged_weight,
-            min: digest.min,
-            max: digest.max,
-            scale: scale(compressed.magnitude.max(bounds), compressed.merged_weight as f64),
+            merged_weight,
+            min,
+            max,
+            scale: scale(magnitude.max(bounds), merged_weight as f64),
         }
     }
 
+    /// Whether the queries read every value as it is, none near the doubles' ends.
+    pub(super) fn unscaled(&self) -> bool {
+        self.scale == 1.0
+    }
+
     fn mean(&self, index: usize, scale: f64) -> f64 {
-        self.nodes.get(index).map_or(f64::NAN, |node| node.mean * scale)
+        self.nodes.mean(index) * scale
     }
 
     fn weight(&self, index: usize) -> f64 {
-        self.nodes.get(index).map_or(f64::NAN, |node| node.weight as f64)
+        self.nodes.weight(index)
     }
 
     fn walk(&self) -> Walk {
         Walk { weight_so_far: self.weight(0) / 2.0, position: 0 }
+    }
+
+    /// `td_quantiles`: a run of non-decreasing fractions answered in one walk over the
+    /// centroids.
+    pub(super) fn quantiles(&self, quantiles: &[f64]) -> Result<Vec<f64>, AllocationFailed> {
+        let mut values = try_vec(quantiles.len())?;
+        let mut rest = quantiles;
+        while !rest.is_empty() {
+            let run = 1 + rest.windows(2).take_while(|pair| pair[0] <= pair[1]).count();
+            let (ascending, after) = rest.split_at(run);
+            let mut walk = self.walk();
+            values.extend(ascending.iter().map(|&q| self.quantile_in_run(q, &mut walk)));
+            rest = after;
+        }
+        Ok(values)
+    }
+
+    /// The values of (reverse) ranks `ranks` of `size` observations: the minimum (maximum)
+    /// for 0, infinity (minus infinity) from the observations on, NaN when empty.
+    pub(super) fn by_ranks(
+        &self,
+        ranks: &[u64],
+        reverse: bool,
+        size: i64,
+    ) -> Result<Vec<f64>, AllocationFailed> {
+        let mut values = try_vec(ranks.len())?;
+        let size = size as f64;
+        values.extend(ranks.iter().map(|&rank| {
+            let rank = rank as f64;
+            if size == 0.0 {
+                f64::NAN
+            } else if rank == 0.0 {
+                if reverse {
+                    self.max
+                } else {
+                    self.min
+                }
+            } else if rank >= size {
+                if reverse {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                let rank = if reverse { size - rank - 1.0 } else { rank };
+                self.quantile(rank / size)
+            }
+        }));
+        Ok(values)
+    }
+
+    /// `td_cdf` of each value.
+    pub(super) fn cdfs(&self, values: &[f64]) -> Result<Vec<f64>, AllocationFailed> {
+        let mut fractions = try_vec(values.len())?;
+        fractions.extend(values.iter().map(|&value| self.cdf(value)));
+        Ok(fractions)
+    }
+
+    /// The estimated (reverse) ranks of `values` among `size` observations, as
+    /// [`TDigest::ranks`] and [`TDigest::rev_ranks`] answer.
+    pub(super) fn ranks(
+        &self,
+        values: &[f64],
+        reverse: bool,
+        size: i64,
+    ) -> Result<Vec<i64>, AllocationFailed> {
+        let mut ranks = try_vec(values.len())?;
+        let size = size as f64;
+        ranks.extend(values.iter().map(|&value| {
+            let rank = if size == 0.0 {
+                return EMPTY_RANK;
+            } else if value < self.min {
+                if reverse {
+                    size
+                } else {
+                    -1.0
+                }
+            } else if value > self.max {
+                if reverse {
+                    -1.0
+                } else {
+                    size
+                }
+            } else {
+                let below = self.cdf(value) * size;
+                if reverse {
+                    (size - below.round()).round()
+                } else {
+                    round_half_down(below)
+                }
+            };
+            c_long_long(rank)
+        }));
+        Ok(ranks)
     }
 
     /// `td_cdf`.
@@ -308,20 +460,11 @@ impl<'a> Centroids<'a> {
                 1.0
             };
         }
-        let mut weight_so_far = 0.0;
-        let mut it = 0;
-        while it < n - 1 {
-            let (mean, next_mean) = (self.mean(it, scale), self.mean(it + 1, scale));
-            if mean == value {
-                let mut equal = 0.0;
-                while it < n && self.mean(it, scale) == value {
-                    equal += self.weight(it);
-                    it += 1;
-                }
-                return (weight_so_far + equal / 2.0) / merged_weight;
-            }
-            if mean <= value && value < next_mean {
-                let (weight, next_weight) = (self.weight(it), self.weight(it + 1));
+        match self.nodes.around(value, scale) {
+            Around::Equal { before, equal } => (before + equal / 2.0) / merged_weight,
+            Around::Between { before, left, right } => {
+                let (mean, next_mean) = (left.mean * scale, right.mean * scale);
+                let (weight, next_weight) = (left.weight as f64, right.weight as f64);
                 #[allow(clippy::manual_midpoint, reason = "RedisBloom's arithmetic, to the bit")]
                 let half_both = (weight + next_weight) / 2.0;
                 if next_mean - mean > 0.0 {
@@ -329,22 +472,20 @@ impl<'a> Centroids<'a> {
                     let (mut left_excluded, mut right_excluded) = (0.0, 0.0);
                     if weight == 1.0 {
                         if next_weight == 1.0 {
-                            return (weight_so_far + 1.0) / merged_weight;
+                            return (before + 1.0) / merged_weight;
                         }
                         left_excluded = 0.5;
                     } else if next_weight == 1.0 {
                         right_excluded = 0.5;
                     }
                     let spread = half_both - left_excluded - right_excluded;
-                    let base = weight_so_far + weight / 2.0 + left_excluded;
+                    let base = before + weight / 2.0 + left_excluded;
                     return (base + spread * (value - mean) / (next_mean - mean)) / merged_weight;
                 }
-                return (weight_so_far + half_both) / merged_weight;
+                (before + half_both) / merged_weight
             }
-            weight_so_far += self.weight(it);
-            it += 1;
+            Around::Past => 1.0 - 0.5 / merged_weight,
         }
-        1.0 - 0.5 / merged_weight
     }
 
     /// `td_quantile`: one fraction, with a walk of its own, and the minimum below an index
@@ -390,70 +531,40 @@ impl<'a> Centroids<'a> {
             return max;
         }
         let merged_weight = self.merged_weight as f64;
-        let (right_mean, right_weight) = (self.mean(n - 1, scale), self.weight(n - 1));
+        // The last centroid's mean only where it is read: a window's cut makes each mean it
+        // is asked for.
+        let right_weight = self.weight(n - 1);
         if right_weight > 1.0 && merged_weight - index <= right_weight / 2.0 {
+            let right_mean = self.mean(n - 1, scale);
             return max - (merged_weight - index - 1.0) / (right_weight / 2.0 - 1.0) * (max - right_mean);
         }
-        // The pairs of neighbours from where the walk stands; a run of quantiles goes on from
+        // The pair of neighbours from where the walk stands; a run of quantiles goes on from
         // there, and reads the means only of the pair it stops in.
-        for pair in self.nodes.get(walk.position..).unwrap_or_default().windows(2) {
-            let &[left, right] = pair else { break };
-            let (weight, next_weight) = (left.weight as f64, right.weight as f64);
-            #[allow(clippy::manual_midpoint, reason = "RedisBloom's arithmetic, to the bit")]
-            let half_both = (weight + next_weight) / 2.0;
-            if walk.weight_so_far + half_both > index {
-                let (mean, next_mean) = (left.mean * scale, right.mean * scale);
-                let mut left_unit = 0.0;
-                if weight == 1.0 {
-                    if index - walk.weight_so_far < 0.5 {
-                        return mean;
-                    }
-                    left_unit = 0.5;
-                }
-                let mut right_unit = 0.0;
-                if next_weight == 1.0 {
-                    if walk.weight_so_far + half_both - index <= 0.5 {
-                        return next_mean;
-                    }
-                    right_unit = 0.5;
-                }
-                let z1 = index - walk.weight_so_far - left_unit;
-                let z2 = walk.weight_so_far + half_both - index - right_unit;
-                return weighted_average(mean, z2, next_mean, z1);
+        let Some([left, right]) = self.nodes.pair_passing(index, walk) else {
+            let z1 = index - merged_weight - right_weight / 2.0;
+            let z2 = right_weight / 2.0 - z1;
+            return weighted_average(self.mean(n - 1, scale), z1, max, z2);
+        };
+        let (weight, next_weight) = (left.weight as f64, right.weight as f64);
+        #[allow(clippy::manual_midpoint, reason = "RedisBloom's arithmetic, to the bit")]
+        let half_both = (weight + next_weight) / 2.0;
+        let (mean, next_mean) = (left.mean * scale, right.mean * scale);
+        let mut left_unit = 0.0;
+        if weight == 1.0 {
+            if index - walk.weight_so_far < 0.5 {
+                return mean;
             }
-            walk.weight_so_far += half_both;
-            walk.position += 1;
+            left_unit = 0.5;
         }
-        let z1 = index - merged_weight - right_weight / 2.0;
-        let z2 = right_weight / 2.0 - z1;
-        weighted_average(right_mean, z1, max, z2)
-    }
-
-    /// `td_trimmed_mean`.
-    fn trimmed_mean(&self, low: f64, high: f64) -> f64 {
-        let n = self.nodes.len();
-        if n == 0 || !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
-            return f64::NAN;
-        }
-        if n == 1 {
-            return self.mean(0, 1.0);
-        }
-        let merged_weight = self.merged_weight as f64;
-        let (from, to) = ((merged_weight * low).floor(), (merged_weight * high).ceil());
-        let scale = self.scale;
-        let (mut done, mut sum, mut count) = (0.0, 0.0, 0.0);
-        for (i, node) in self.nodes.iter().enumerate() {
-            let weight = node.weight as f64;
-            let mut taken = weight;
-            taken -= c_min(c_max(0.0, from - done), taken);
-            taken = c_min(c_max(0.0, to - done), taken);
-            done += weight;
-            sum += self.mean(i, scale) * taken;
-            count += taken;
-            if done >= to {
-                break;
+        let mut right_unit = 0.0;
+        if next_weight == 1.0 {
+            if walk.weight_so_far + half_both - index <= 0.5 {
+                return next_mean;
             }
+            right_unit = 0.5;
         }
-        sum / count / scale
+        let z1 = index - walk.weight_so_far - left_unit;
+        let z2 = walk.weight_so_far + half_both - index - right_unit;
+        weighted_average(mean, z2, next_mean, z1)
     }
 }

@@ -229,6 +229,43 @@ fn every_command_works_on_a_windowed_digest() {
     }
 }
 
+/// The first read after a write makes only the centroids it reads; the second makes the
+/// window's whole digest (and keeps it): their answers are the same, to the last digit, on
+/// a window of three generations, for the reads that ask for a few values and for those that
+/// ask for more.
+#[test]
+fn a_read_right_after_a_write_answers_as_the_windows_whole_digest() {
+    let server = Server::start();
+    let mut con = server.connection();
+    ok(&mut con, &["TDIGEST.CREATE", "w", "COMPRESSION", "50", "WINDOW", "3000", "GENERATIONS", "3"]);
+    let mut values = (0..).map(|i: i32| f64::from((i * 7919) % 2003) / 3.0);
+    // A batch in each of three spans of 1000 ms; none expires for 3000 ms after its span.
+    for _ in 0..3 {
+        let batch: Vec<f64> = values.by_ref().take(400).collect();
+        add(&mut con, "w", &batch);
+        std::thread::sleep(Duration::from_millis(1050));
+    }
+    let reads = [
+        "TDIGEST.QUANTILE w 0.5",
+        "TDIGEST.QUANTILE w 0.99 0.001 0.5 1 0",
+        "TDIGEST.QUANTILE w 0 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1",
+        "TDIGEST.CDF w -5 0 100.5 250 700",
+        "TDIGEST.RANK w 3 100 600",
+        "TDIGEST.REVRANK w 3 100 600",
+        "TDIGEST.BYRANK w 1 2 600 1199",
+        "TDIGEST.BYREVRANK w 0 7 1000",
+    ];
+    for read in reads {
+        add(&mut con, "w", &[values.next().unwrap_or_default()]);
+        let args = words(read);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let first = ok(&mut con, &args);
+        assert_eq!(ok(&mut con, &args), first, "{read}");
+        assert_eq!(ok(&mut con, &args), first, "{read}, read a third time");
+    }
+    assert_eq!(observations(&mut con, "w"), 1200 + reads.len() as i64, "every generation read");
+}
+
 #[test]
 fn values_are_counted_within_the_window_and_forgotten_after_it() {
     const WINDOW: u64 = 1000;

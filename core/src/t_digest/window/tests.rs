@@ -501,6 +501,58 @@ mod properties {
                 prop_assert_eq!(bits(loaded.contents(None).unwrap()), bits(digest.contents(Some(now)).unwrap()));
             }
         }
+
+        /// Right after each write, the few values a read asks for, made from the cut one
+        /// centroid at a time, are the whole cut's, to the bit: quantiles and ranks at the
+        /// ends and between, ascending or not; CDFs and ranks of values at the cut's means,
+        /// among the values written and beyond them.
+        #[test]
+        fn values_made_from_the_cut_are_the_whole_cuts(
+            generations in 1u32..7,
+            compression in prop_oneof![Just(1u64), 2u64..40, Just(100)],
+            writes in writes(),
+            fractions in prop::collection::vec(prop_oneof![Just(0.0), Just(1.0), 0.0..1.0_f64, 0.99..1.0_f64], 1..5),
+            ranks in prop::collection::vec(0u64..3000, 1..5),
+            picks in prop::collection::vec(0usize..1000, 1..4),
+        ) {
+            let schedule = Schedule::new(1000, generations).unwrap();
+            let mut digest = WindowTDigest::new(compression, schedule, BUDGET).unwrap();
+            let mut now = 1_000_000;
+            let bits = |answers: Vec<f64>| answers.iter().map(|answer| answer.to_bits()).collect::<Vec<_>>();
+            for (step, values) in writes {
+                now += step;
+                digest.rotate(now);
+                digest.add(&values).unwrap();
+                let at = Some(now);
+                let made = (
+                    bits(digest.quantiles(at, &fractions).unwrap()),
+                    bits(digest.by_ranks(at, &ranks, false).unwrap()),
+                    bits(digest.by_ranks(at, &ranks, true).unwrap()),
+                );
+                let whole = digest.contents(at).unwrap();
+                prop_assert_eq!(&made.0, &bits(whole.quantiles(&fractions).unwrap()));
+                prop_assert_eq!(&made.1, &bits(whole.by_ranks(&ranks).unwrap()));
+                prop_assert_eq!(&made.2, &bits(whole.by_rev_ranks(&ranks).unwrap()));
+                // Values at the cut's means (where a CDF counts the centroids there half), at
+                // the written values, between and beyond.
+                let copy = digest.try_copy().unwrap();
+                let means: Vec<f64> = copy.contents(at).unwrap().view().unwrap().merged().iter().map(|c| c.mean).collect();
+                let mut asked: Vec<f64> = picks.iter().filter_map(|&pick| means.get(pick % means.len().max(1)).copied()).collect();
+                asked.extend(picks.iter().map(|&pick| values[pick % values.len()]));
+                asked.extend([-1e9, 1e9, f64::MAX, 0.5]);
+                for asked in asked.chunks(3) {
+                    let copy = digest.try_copy().unwrap();
+                    let made = (
+                        bits(copy.cdfs(at, asked).unwrap()),
+                        copy.ranks(at, asked, false).unwrap(),
+                        copy.ranks(at, asked, true).unwrap(),
+                    );
+                    prop_assert_eq!(&made.0, &bits(whole.cdfs(asked).unwrap()), "cdf of {:?}", asked);
+                    prop_assert_eq!(&made.1, &whole.ranks(asked).unwrap());
+                    prop_assert_eq!(&made.2, &whole.rev_ranks(asked).unwrap());
+                }
+            }
+        }
     }
 }
 
