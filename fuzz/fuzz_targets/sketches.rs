@@ -248,13 +248,16 @@ fn read(digest: &TDigest) {
     let _ = (digest.min(), digest.max(), digest.observations(), digest.compression(), digest.info());
 }
 
-/// The reads a windowed digest answers from the few centroids they read, the first after a
-/// write (a copy: its reads keep nothing yet), against those of its whole digest.
+/// The reads a windowed digest answers from the few centroids they read (or its bounds from
+/// its generations'), the first after a write (a copy: its reads keep nothing yet), against
+/// those of its whole digest.
 fn read_right_after_a_write(digest: &WindowTDigest, now: Option<u64>) {
     let bits = |answers: Vec<f64>| answers.into_iter().map(f64::to_bits).collect::<Vec<_>>();
     let fractions = [0.99, 0.0, 0.5, 1.0];
     let values = [f64::MIN, -1.0, 42.0, f64::MAX];
     let ranks = [0, 1, 10, u64::MAX];
+    let Some(fresh) = digest.try_copy() else { return };
+    let bounds = fresh.bounds(now).map(|bounds| bounds.map(f64::to_bits));
     let Some(fresh) = digest.try_copy() else { return };
     let made = (
         fresh.quantiles(now, &fractions).map(bits),
@@ -263,6 +266,9 @@ fn read_right_after_a_write(digest: &WindowTDigest, now: Option<u64>) {
         fresh.try_copy().map(|fresh| fresh.by_ranks(now, &ranks, false).map(bits)),
     );
     let Ok(whole) = digest.contents(now) else { return };
+    if let Ok(bounds) = bounds {
+        assert_eq!(bounds, [whole.min().to_bits(), whole.max().to_bits()], "bounds read alone");
+    }
     if let Ok(made) = made.0 {
         assert_eq!(Ok(made), whole.quantiles(&fractions).map(bits), "quantiles made alone");
     }

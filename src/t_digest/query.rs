@@ -36,16 +36,27 @@ fn reply_doubles(call: &Call, values: &[f64]) {
 
 /// TDIGEST.MIN key.
 pub fn min(call: &Call) -> Result<(), CommandError> {
-    let key = call.open_key();
-    call.reply_double(digest_of(call, &key)?.min());
+    let [min, _] = bounds(call)?;
+    call.reply_double(min);
     Ok(())
 }
 
 /// TDIGEST.MAX key.
 pub fn max(call: &Call) -> Result<(), CommandError> {
-    let key = call.open_key();
-    call.reply_double(digest_of(call, &key)?.max());
+    let [_, max] = bounds(call)?;
+    call.reply_double(max);
     Ok(())
+}
+
+/// The smallest and largest values of the digest at the call's key (NaN for none).
+fn bounds(call: &Call) -> Result<[f64; 2], CommandError> {
+    let key = call.open_key();
+    match held(&key)?.ok_or(TDigestError::KeyMissing)? {
+        Held::Plain(digest) => Ok([digest.min(), digest.max()]),
+        Held::Windowed(digest) => {
+            digest.bounds(read_time(call, digest)).map_err(|_| TDigestError::AllocationFailed.into())
+        }
+    }
 }
 
 /// The arguments from position 2 on, each read by `read`, stopping at the first refused.

@@ -229,10 +229,10 @@ fn every_command_works_on_a_windowed_digest() {
     }
 }
 
-/// The first read after a write makes only the centroids it reads; the second makes the
-/// window's whole digest (and keeps it): their answers are the same, to the last digit, on
-/// a window of three generations, for the reads that ask for a few values and for those that
-/// ask for more.
+/// The first read after a write makes only the centroids it reads (MIN and MAX none); the
+/// second makes the window's whole digest (and keeps it): their answers are the same, to the
+/// last digit, on a window of three generations, for the reads that ask for a few values and
+/// for those that ask for more.
 #[test]
 fn a_read_right_after_a_write_answers_as_the_windows_whole_digest() {
     let server = Server::start();
@@ -246,6 +246,8 @@ fn a_read_right_after_a_write_answers_as_the_windows_whole_digest() {
         std::thread::sleep(Duration::from_millis(1050));
     }
     let reads = [
+        "TDIGEST.MIN w",
+        "TDIGEST.MAX w",
         "TDIGEST.QUANTILE w 0.5",
         "TDIGEST.QUANTILE w 0.99 0.001 0.5 1 0",
         "TDIGEST.QUANTILE w 0 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1",

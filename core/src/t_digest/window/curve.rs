@@ -138,19 +138,21 @@ impl Curve {
     /// The count from the left at `value`, as the sum's walk reads it ([`counts_at`]).
     #[inline]
     fn left_count(&self, value: f64) -> f64 {
-        counts_at(&self.points, &mut self.first_at(value), value).0
+        left_count_at(&self.points, self.first_at(value), value)
     }
 
-    /// [`left_count`](Self::left_count) at the value of point `index`, found from there
-    /// rather than by a search: a point's value is shared only by its neighbours.
+    /// The count from the right at `value`, as the sum's walk reads it ([`counts_at`]).
+    fn right_count(&self, value: f64) -> f64 {
+        counts_at(&self.points, &mut self.first_at(value), value).1
+    }
+
+    /// [`left_count`](Self::left_count) at the value of point `index`, its first point found
+    /// among those before it.
     #[inline]
     fn left_count_at_point(&self, index: usize) -> f64 {
         let value = self.points[index].value;
-        let mut first = index;
-        while first > 0 && self.points[first - 1].value == value {
-            first -= 1;
-        }
-        counts_at(&self.points, &mut first, value).0
+        let first = self.points[..index].partition_point(|point| point.value < value);
+        left_count_at(&self.points, first, value)
     }
 
     /// The index of the first point at or after `value`.
@@ -250,13 +252,12 @@ impl<'a> SummedCut<'a> {
             let probe = found + (high - found) / 2;
             let value = older[probe].value;
             let within = current.get(placed_from..placed_until).unwrap_or_default();
-            let mut placed = placed_from + within.partition_point(|point| point.value < value);
-            let at = placed;
-            let count = self.older.left_count_at_point(probe) + counts_at(current, &mut placed, value).0;
+            let placed = placed_from + within.partition_point(|point| point.value < value);
+            let count = self.older.left_count_at_point(probe) + left_count_at(current, placed, value);
             if count >= rank {
-                (high, placed_until) = (probe, at);
+                (high, placed_until) = (probe, placed);
             } else {
-                (found, placed_from) = (probe + 1, at);
+                (found, placed_from) = (probe + 1, placed);
             }
         }
         let from = found.checked_sub(1).map(|index| older[index].value);
@@ -349,10 +350,10 @@ impl Merged for SummedCut<'_> {
                 }
                 _ if reaching.mean * scale > value || index + 1 == self.len() => return Around::Past,
                 _ => {
-                    let equal = centroids
-                        .map_while(|(_, next)| (next.mean * scale == value).then_some(next.weight as f64))
-                        .fold(reaching.weight as f64, |sum, weight| sum + weight);
-                    return Around::Equal { before, equal };
+                    return Around::Equal {
+                        before,
+                        equal: self.cuts[self.past_run(index, value, scale)] - before,
+                    }
                 }
             }
         }
@@ -360,6 +361,22 @@ impl Merged for SummedCut<'_> {
 }
 
 impl SummedCut<'_> {
+    /// The first centroid after `index`, whose mean is `value` (multiplied by `scale`), of
+    /// another mean. Guessed from the sum's count just above `value` (its middle rank the
+    /// first past it) and checked by the means on either side of the guess, else found by a
+    /// binary search: a value many observations share has a long run of centroids at it,
+    /// which a walk would make one by one.
+    fn past_run(&self, index: usize, value: f64, scale: f64) -> usize {
+        let above = self.older.right_count(value / scale) + self.current.right_count(value / scale);
+        let at_value = |index: usize| self.mean(index) * scale == value;
+        let guess = first_where(self.len(), |index| self.middle(index) > above).max(index + 1);
+        if at_value(guess - 1) && (guess == self.len() || !at_value(guess)) {
+            return guess;
+        }
+        let after = index + 1;
+        after + first_where(self.len() - after, |offset| !at_value(after + offset))
+    }
+
     /// Centroids `index` on, their means made along one walk of the sum.
     fn centroids_from(&self, index: usize) -> impl Iterator<Item = Centroid> + '_ {
         let mut walk = None;
@@ -582,31 +599,39 @@ fn push_fallibly<T>(vec: &mut Vec<T>, item: T) -> Result<(), AllocationFailed> {
 }
 
 /// The counts of `points` just below and just above `value`, which no point before `next`
-/// reaches; moves `next` past the points at `value`.
+/// reaches; moves `next` past the points at `value`: the next one, and where more follow
+/// (a value many observations share), the rest found by a binary search rather than walked.
 #[inline]
 fn counts_at(points: &[Point], next: &mut usize, value: f64) -> (f64, f64) {
     let at = *next;
+    let left = left_count_at(points, at, value);
+    if points.get(at).is_none_or(|point| point.value != value) {
+        return (left, left);
+    }
+    let after = &points[at + 1..];
+    let more = if after.first().is_some_and(|point| point.value == value) {
+        after.partition_point(|point| point.value == value)
+    } else {
+        0
+    };
+    *next = at + 1 + more;
+    (left, points[at + more].below)
+}
+
+/// The count of `points` just below `value`, `at` the first point at or after it: as
+/// [`counts_at`] reads it.
+#[inline]
+fn left_count_at(points: &[Point], at: usize, value: f64) -> f64 {
     let Some(point) = points.get(at) else {
-        let last = points.last().map_or(0.0, |point| point.below);
-        return (last, last);
+        return points.last().map_or(0.0, |point| point.below);
     };
     let before = at.checked_sub(1).and_then(|index| points.get(index));
-    if point.value == value {
-        let mut right = point.below;
-        *next += 1;
-        while let Some(same) = points.get(*next).filter(|same| same.value == value) {
-            right = same.below;
-            *next += 1;
-        }
-        return (if before.is_some() { point.below } else { 0.0 }, right);
-    }
     match before {
+        _ if point.value == value => before.map_or(0.0, |_| point.below),
         Some(before) => {
-            let below =
-                before.below + fraction(before.value, point.value, value) * (point.below - before.below);
-            (below, below)
+            before.below + fraction(before.value, point.value, value) * (point.below - before.below)
         }
-        None => (0.0, 0.0),
+        None => 0.0,
     }
 }
 
@@ -630,7 +655,10 @@ fn unit(fraction: f64) -> f64 {
 /// that no difference of two finite values overflows), and so neither do the window's
 /// centroids along the ranks they are cut at: each one can be made alone.
 fn between(from: f64, to: f64, fraction: f64) -> f64 {
-    let value = from + (to * 0.5 - from * 0.5) * fraction * 2.0;
+    // Half the way added twice: twice the half would overflow where the two differ by more
+    // than the largest double.
+    let half = (to * 0.5 - from * 0.5) * fraction;
+    let value = from + half + half;
     if value < from {
         from
     } else if value > to {
@@ -757,6 +785,23 @@ mod tests {
         assert!(centroids.iter().all(|c| c.mean.is_finite()), "{centroids:?}");
         assert_eq!(centroids.first().map(|c| c.mean), Some(-f64::MAX));
         assert_eq!(centroids.last().map(|c| c.mean), Some(f64::MAX));
+    }
+
+    /// Between values of both signs near the doubles' ends the gap is past the largest
+    /// double: the window's centroids still spread between them, not all at the upper end.
+    #[test]
+    fn centroids_spread_between_values_further_apart_than_the_largest_double() {
+        assert!((between(-1.5e308, 1.5e308, 0.6) / 3e307 - 1.0).abs() < 1e-12);
+        assert_eq!(between(-f64::MAX, f64::MAX, 0.5), 0.0);
+        let curve =
+            Curve::of_centroids(&[node(-1.5e308, 100), node(1.5e308, 100)], -1.5e308, 1.5e308).unwrap();
+        let centroids = curve.centroids_of_sum(&curve, 400).unwrap();
+        let means: Vec<f64> = centroids.iter().map(|c| c.mean).collect();
+        assert!(means[means.len() / 2].abs() < 1e307, "{means:?}");
+        // As many at either end: the values are symmetric.
+        let at = |end: f64| means.iter().filter(|&&mean| mean == end).count();
+        assert_eq!(at(1.5e308), at(-1.5e308), "{means:?}");
+        assert!(means.windows(2).all(|pair| pair[0] <= pair[1]));
     }
 
     #[test]

@@ -397,6 +397,24 @@ impl WindowTDigest {
         Ok(self.older.get_or_init(|| part))
     }
 
+    /// TDIGEST.MIN and TDIGEST.MAX of the window read at `now_ms` (NaN for no value), as
+    /// [`contents`](Self::contents) answers: of the generations' bounds alone where its digest
+    /// is not kept and would be made of the older part and the current generation, as
+    /// after a write.
+    pub fn bounds(&self, now_ms: Option<u64>) -> Result<[f64; 2], AllocationFailed> {
+        let expired = now_ms.is_some_and(|now| self.generations.holds_expired(now));
+        let older = self.generations.older();
+        let (false, None, Some(current), false) =
+            (expired, self.window.get(), self.generations.current(), older.is_empty())
+        else {
+            let whole = self.contents(now_ms)?;
+            return Ok([whole.min(), whole.max()]);
+        };
+        let older = self.older_part(older)?;
+        let totals = Totals::sum_of([older.totals, Totals::of(&current.value)].into_iter());
+        Ok(if totals.observations > 0 { [totals.min, totals.max] } else { [f64::NAN; 2] })
+    }
+
     /// TDIGEST.QUANTILE of the window read at `now_ms`: what [`contents`](Self::contents)
     /// answers, made from the window's cut where only a few centroids are read.
     pub fn quantiles(&self, now_ms: Option<u64>, quantiles: &[f64]) -> Result<Vec<f64>, AllocationFailed> {
@@ -465,7 +483,11 @@ impl WindowTDigest {
     /// of its older part and current generation summed, which answers as the whole cut would
     /// ([`SummedCut`]), for the first read since the last write or rotation, when it asks for
     /// [`FEW_ASKED`] values or fewer; `None` for the others, which read the window's digest,
-    /// kept from the second one on.
+    /// kept from the second one on, and where the cut is not two such parts or could differ:
+    /// a window of one generation (a plain digest's answers), with no current generation (no
+    /// write in the current span yet), read on a master past a generation's expiry that no
+    /// rotation has dropped yet (a digest made for that read), whose digest is kept already,
+    /// of one observation or less, of 2^52 or more, or of values near the doubles' ends.
     fn with_summed_cut<T>(
         &self,
         now_ms: Option<u64>,
@@ -475,9 +497,8 @@ impl WindowTDigest {
         let expired = now_ms.is_some_and(|now| self.generations.holds_expired(now));
         let older = self.generations.older();
         let current = self.generations.current();
-        let (false, false, Some(current)) =
-            (asked > FEW_ASKED || expired || older.is_empty(), self.read_from_cut.replace(true), current)
-        else {
+        let skipped = asked > FEW_ASKED || expired || older.is_empty() || self.window.get().is_some();
+        let (false, false, Some(current)) = (skipped, self.read_from_cut.replace(true), current) else {
             return Ok(None);
         };
         let older = self.older_part(older)?;
@@ -583,12 +604,16 @@ impl Totals {
     }
 
     fn sum<C>(parts: &[Part<C>]) -> Totals {
+        Totals::sum_of(parts.iter().map(|part| part.totals))
+    }
+
+    fn sum_of(totals: impl Iterator<Item = Totals>) -> Totals {
         let none = Totals { min: f64::MAX, max: -f64::MAX, observations: 0, compressions: 0 };
-        parts.iter().fold(none, |sum, part| Totals {
-            min: sum.min.min(part.totals.min),
-            max: sum.max.max(part.totals.max),
-            observations: sum.observations.saturating_add(part.totals.observations),
-            compressions: sum.compressions.saturating_add(part.totals.compressions),
+        totals.fold(none, |sum, part| Totals {
+            min: sum.min.min(part.min),
+            max: sum.max.max(part.max),
+            observations: sum.observations.saturating_add(part.observations),
+            compressions: sum.compressions.saturating_add(part.compressions),
         })
     }
 }
