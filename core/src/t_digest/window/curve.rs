@@ -147,11 +147,18 @@ impl Curve {
     }
 
     /// [`left_count`](Self::left_count) at the value of point `index`, its first point found
-    /// among those before it.
+    /// among those before it: up to two stepped back over, more by a binary search (as
+    /// [`counts_at`] finds the last).
     #[inline]
     fn left_count_at_point(&self, index: usize) -> f64 {
         let value = self.points[index].value;
-        let first = self.points[..index].partition_point(|point| point.value < value);
+        let before = &self.points[..index];
+        let first = match before {
+            [.., last] if last.value != value => index,
+            [] | [_] => 0,
+            [.., previous, _] if previous.value != value => index - 1,
+            _ => before.partition_point(|point| point.value < value),
+        };
         left_count_at(&self.points, first, value)
     }
 
@@ -599,8 +606,9 @@ fn push_fallibly<T>(vec: &mut Vec<T>, item: T) -> Result<(), AllocationFailed> {
 }
 
 /// The counts of `points` just below and just above `value`, which no point before `next`
-/// reaches; moves `next` past the points at `value`: the next one, and where more follow
-/// (a value many observations share), the rest found by a binary search rather than walked.
+/// reaches; moves `next` past the points at `value`: up to two stepped over, and where more
+/// follow (a value many observations share), the rest found by a binary search rather than
+/// walked.
 #[inline]
 fn counts_at(points: &[Point], next: &mut usize, value: f64) -> (f64, f64) {
     let at = *next;
@@ -608,11 +616,14 @@ fn counts_at(points: &[Point], next: &mut usize, value: f64) -> (f64, f64) {
     if points.get(at).is_none_or(|point| point.value != value) {
         return (left, left);
     }
+    // Most runs are a point or two (a single value's curve jumps at it): stepped over.
     let after = &points[at + 1..];
-    let more = if after.first().is_some_and(|point| point.value == value) {
-        after.partition_point(|point| point.value == value)
-    } else {
-        0
+    let more = match after {
+        [] => 0,
+        [next, ..] if next.value != value => 0,
+        [_] => 1,
+        [_, next, ..] if next.value != value => 1,
+        _ => after.partition_point(|point| point.value == value),
     };
     *next = at + 1 + more;
     (left, points[at + more].below)
