@@ -237,17 +237,29 @@ fn every_command_works_on_a_windowed_digest() {
 fn a_read_right_after_a_write_answers_as_the_windows_whole_digest() {
     let server = Server::start();
     let mut con = server.connection();
-    ok(&mut con, &["TDIGEST.CREATE", "w", "COMPRESSION", "50", "WINDOW", "3000", "GENERATIONS", "3"]);
+    ok(&mut con, &["TDIGEST.CREATE", "w", "COMPRESSION", "50", "WINDOW", "6000", "GENERATIONS", "3"]);
     let mut values = (0..).map(|i: i32| f64::from((i * 7919) % 2003) / 3.0);
-    // A batch in each of three spans of 1000 ms; none expires for 3000 ms after its span.
-    for _ in 0..3 {
+    // A batch in each of three spans of 2000 ms: the first is counted for 6000 ms at least,
+    // the reads end about 4100 ms after it.
+    for batch in 0..3 {
+        if batch > 0 {
+            std::thread::sleep(Duration::from_millis(2050));
+        }
         let batch: Vec<f64> = values.by_ref().take(400).collect();
         add(&mut con, "w", &batch);
-        std::thread::sleep(Duration::from_millis(1050));
+    }
+    // MIN and MAX read the generations' bounds right after a write, then the kept digest's.
+    for read in ["TDIGEST.MIN w", "TDIGEST.MAX w"] {
+        add(&mut con, "w", &[values.next().unwrap_or_default()]);
+        let first = ok(&mut con, &words(read).iter().map(String::as_str).collect::<Vec<_>>());
+        ok(&mut con, &["TDIGEST.QUANTILE", "w", "0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8"]);
+        assert_eq!(
+            ok(&mut con, &words(read).iter().map(String::as_str).collect::<Vec<_>>()),
+            first,
+            "{read}"
+        );
     }
     let reads = [
-        "TDIGEST.MIN w",
-        "TDIGEST.MAX w",
         "TDIGEST.QUANTILE w 0.5",
         "TDIGEST.QUANTILE w 0.99 0.001 0.5 1 0",
         "TDIGEST.QUANTILE w 0 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1",
@@ -265,7 +277,7 @@ fn a_read_right_after_a_write_answers_as_the_windows_whole_digest() {
         assert_eq!(ok(&mut con, &args), first, "{read}");
         assert_eq!(ok(&mut con, &args), first, "{read}, read a third time");
     }
-    assert_eq!(observations(&mut con, "w"), 1200 + reads.len() as i64, "every generation read");
+    assert_eq!(observations(&mut con, "w"), 1202 + reads.len() as i64, "every generation read");
 }
 
 #[test]

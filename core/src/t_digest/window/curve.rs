@@ -18,6 +18,7 @@
 //! NaN, and no step overflows, whatever the values' magnitudes (each value a convex
 //! combination of two others).
 
+use std::cell::Cell;
 use std::f64::consts::PI;
 
 use super::super::centroid::Centroid;
@@ -206,6 +207,8 @@ pub(super) struct SummedCut<'a> {
     current: &'a Curve,
     /// The ranks the cut is made at ([`Scale::cuts`]); none for an empty sum.
     cuts: Vec<f64>,
+    /// The first and last centroids' means, once made: a CDF reads both for every value.
+    ends: [Cell<Option<f64>>; 2],
 }
 
 impl<'a> SummedCut<'a> {
@@ -222,7 +225,7 @@ impl<'a> SummedCut<'a> {
             return Ok(None);
         }
         let cuts = if total < 1.0 { Vec::new() } else { Scale::new(total, compression).cuts()? };
-        Ok(Some(SummedCut { older, current, cuts }))
+        Ok(Some(SummedCut { older, current, cuts, ends: [Cell::new(None), Cell::new(None)] }))
     }
 
     /// The observations the cut holds.
@@ -302,7 +305,18 @@ impl Merged for SummedCut<'_> {
     }
 
     fn mean(&self, index: usize) -> f64 {
-        self.centroids_from(index).next().map_or(f64::NAN, |centroid| centroid.mean)
+        let made = || self.centroids_from(index).next().map_or(f64::NAN, |centroid| centroid.mean);
+        let end = match index {
+            0 => &self.ends[0],
+            _ if index + 1 == self.len() => &self.ends[1],
+            _ => return made(),
+        };
+        if let Some(mean) = end.get() {
+            return mean;
+        }
+        let mean = made();
+        end.set(Some(mean));
+        mean
     }
 
     fn weight(&self, index: usize) -> f64 {
@@ -666,6 +680,13 @@ fn unit(fraction: f64) -> f64 {
 /// that no difference of two finite values overflows), and so neither do the window's
 /// centroids along the ranks they are cut at: each one can be made alone.
 fn between(from: f64, to: f64, fraction: f64) -> f64 {
+    // The ends as they are: a sum's rounding could miss `to`, and turn -0 into 0.
+    if fraction <= 0.0 || from.to_bits() == to.to_bits() {
+        return from;
+    }
+    if fraction >= 1.0 {
+        return to;
+    }
     // Half the way added twice: twice the half would overflow where the two differ by more
     // than the largest double.
     let half = (to * 0.5 - from * 0.5) * fraction;
@@ -804,6 +825,8 @@ mod tests {
     fn centroids_spread_between_values_further_apart_than_the_largest_double() {
         assert!((between(-1.5e308, 1.5e308, 0.6) / 3e307 - 1.0).abs() < 1e-12);
         assert_eq!(between(-f64::MAX, f64::MAX, 0.5), 0.0);
+        assert_eq!(between(-0.0, -0.0, 0.5).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(between(0.1, 0.7, 1.0), 0.7);
         let curve =
             Curve::of_centroids(&[node(-1.5e308, 100), node(1.5e308, 100)], -1.5e308, 1.5e308).unwrap();
         let centroids = curve.centroids_of_sum(&curve, 400).unwrap();
