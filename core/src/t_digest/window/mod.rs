@@ -397,16 +397,26 @@ impl WindowTDigest {
         Ok(self.older.get_or_init(|| part))
     }
 
+    /// The older generations and the current one, where the window's digest read at `now_ms`
+    /// would be made of the older part and the current generation (as [`contents`](Self::contents)
+    /// makes it: no generation expired unrotated, some older, a current one) and is not kept
+    /// yet: what a read right after a write finds, and answers without making that digest.
+    fn unmade_parts(&self, now_ms: Option<u64>) -> Option<(&[Stamped<TDigest>], &Stamped<TDigest>)> {
+        let expired = now_ms.is_some_and(|now| self.generations.holds_expired(now));
+        let older = self.generations.older();
+        let kept = self.window.get().is_some();
+        self.generations
+            .current()
+            .filter(|_| !expired && !kept && !older.is_empty())
+            .map(|current| (older, current))
+    }
+
     /// TDIGEST.MIN and TDIGEST.MAX of the window read at `now_ms` (NaN for no value), as
     /// [`contents`](Self::contents) answers: of the generations' bounds alone where its digest
     /// is not kept and would be made of the older part and the current generation, as
     /// after a write.
     pub fn bounds(&self, now_ms: Option<u64>) -> Result<[f64; 2], AllocationFailed> {
-        let expired = now_ms.is_some_and(|now| self.generations.holds_expired(now));
-        let older = self.generations.older();
-        let (false, None, Some(current), false) =
-            (expired, self.window.get(), self.generations.current(), older.is_empty())
-        else {
+        let Some((older, current)) = self.unmade_parts(now_ms) else {
             let whole = self.contents(now_ms)?;
             return Ok([whole.min(), whole.max()]);
         };
@@ -494,23 +504,22 @@ impl WindowTDigest {
         asked: usize,
         read: impl FnOnce(&Centroids<'_, SummedCut<'_>>, i64) -> Result<T, AllocationFailed>,
     ) -> Result<Option<T>, AllocationFailed> {
-        let expired = now_ms.is_some_and(|now| self.generations.holds_expired(now));
-        let older = self.generations.older();
-        let current = self.generations.current();
-        let skipped = asked > FEW_ASKED || expired || older.is_empty() || self.window.get().is_some();
-        let (false, false, Some(current)) = (skipped, self.read_from_cut.replace(true), current) else {
+        let Some((older, current)) = self.unmade_parts(now_ms).filter(|_| asked <= FEW_ASKED) else {
             return Ok(None);
         };
+        if self.read_from_cut.replace(true) {
+            return Ok(None);
+        }
         let older = self.older_part(older)?;
         let current = Part::of(&current.value)?;
         let totals = Totals::sum(&[older.borrowed(), current.borrowed()]);
-        let Some(cut) = SummedCut::new(&older.curve, &current.curve, self.window_compression())? else {
-            return Ok(None);
-        };
         // The window's digest of one observation compresses as a plain one does.
         if totals.observations <= 1 {
             return Ok(None);
         }
+        let Some(cut) = SummedCut::new(&older.curve, &current.curve, self.window_compression())? else {
+            return Ok(None);
+        };
         let merged_weight = totals.observations.max(cut.total());
         let centroids = Centroids::of(&cut, merged_weight, [totals.min, totals.max], cut.magnitude());
         if !centroids.unscaled() {
