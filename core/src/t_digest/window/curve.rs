@@ -147,20 +147,10 @@ impl Curve {
         counts_at(&self.points, &mut self.first_at(value), value).1
     }
 
-    /// [`left_count`](Self::left_count) at the value of point `index`, its first point found
-    /// among those before it: up to two stepped back over, more by a binary search (as
-    /// [`counts_at`] finds the last).
+    /// [`left_count`](Self::left_count) at the value of point `index`.
     #[inline]
     fn left_count_at_point(&self, index: usize) -> f64 {
-        let value = self.points[index].value;
-        let before = &self.points[..index];
-        let first = match before {
-            [.., last] if last.value != value => index,
-            [] | [_] => 0,
-            [.., previous, _] if previous.value != value => index - 1,
-            _ => before.partition_point(|point| point.value < value),
-        };
-        left_count_at(&self.points, first, value)
+        left_count_at(&self.points, run_start(&self.points, index), self.points[index].value)
     }
 
     /// The index of the first point at or after `value`.
@@ -255,32 +245,44 @@ impl<'a> SummedCut<'a> {
     fn walk_toward(&self, rank: f64) -> RankWalk<Summed<'a>> {
         let (older, current) = (&self.older.points, &self.current.points);
         // A binary search among the older points, each probe's value placed among the current
-        // points by a search of its own, within where the probes before placed theirs.
+        // points by a search of its own, within where the probes before placed theirs: at the
+        // end, `low..high` are the current points from the last older point that counts less
+        // than `rank` (`found - 1`) to the next.
         let (mut found, mut high) = (0, older.len());
-        let (mut placed_from, mut placed_until) = (0, current.len());
+        let (mut low, mut placed_until) = (0, current.len());
         while found < high {
             let probe = found + (high - found) / 2;
             let value = older[probe].value;
-            let within = current.get(placed_from..placed_until).unwrap_or_default();
-            let placed = placed_from + within.partition_point(|point| point.value < value);
-            let count = self.older.left_count_at_point(probe) + left_count_at(current, placed, value);
-            if count >= rank {
+            let within = current.get(low..placed_until).unwrap_or_default();
+            let placed = low + within.partition_point(|point| point.value < value);
+            if reaches(self.older.left_count_at_point(probe), current, placed, value, rank) {
                 (high, placed_until) = (probe, placed);
             } else {
-                (found, placed_from) = (probe + 1, placed);
+                (found, low) = (probe + 1, placed);
             }
         }
+        let high = placed_until;
         let from = found.checked_sub(1).map(|index| older[index].value);
-        let low = from.map_or(0, |value| self.current.first_at(value));
-        let high = older.get(found).map_or(current.len(), |point| self.current.first_at(point.value));
+        // The first older point at or after a value of `low..high`: those lie from `from` on
+        // and before the next older point.
+        let older_first_at = |value: f64| match from {
+            Some(from) if value == from => run_start(older, found - 1),
+            _ => found,
+        };
         let reached = low
             + first_where(high.saturating_sub(low), |offset| {
                 let index = low + offset;
-                self.older.left_count(current[index].value) + self.current.left_count_at_point(index) >= rank
+                let value = current[index].value;
+                reaches(self.current.left_count_at_point(index), older, older_first_at(value), value, rank)
             });
-        let start =
-            reached.checked_sub(1).filter(|&index| index >= low).map(|index| current[index].value).or(from);
-        RankWalk::new(Summed::from_value(self.older, self.current, start))
+        // The walk starts at the last value that counts less than `rank`: a current point's,
+        // else `from`, else the start.
+        let next = match reached.checked_sub(1).filter(|&index| index >= low) {
+            Some(index) => [older_first_at(current[index].value), run_start(current, index)],
+            None if found > 0 => [run_start(older, found - 1), low],
+            None => [0, 0],
+        };
+        RankWalk::new(Summed::from(self.older, self.current, next))
     }
 }
 
@@ -451,19 +453,13 @@ struct Summed<'a> {
 
 impl<'a> Summed<'a> {
     fn new(mine: &'a Curve, theirs: &'a Curve) -> Summed<'a> {
-        Summed::from_value(mine, theirs, None)
+        Summed::from(mine, theirs, [0, 0])
     }
 
-    /// The points of the sum from `value` on (from the start for `None`).
-    fn from_value(mine: &'a Curve, theirs: &'a Curve, value: Option<f64>) -> Summed<'a> {
-        let next = |curve: &Curve| value.map_or(0, |value| curve.first_at(value));
-        Summed {
-            mine: &mine.points,
-            theirs: &theirs.points,
-            my_next: next(mine),
-            their_next: next(theirs),
-            jumped: None,
-        }
+    /// The points of the sum from a value on, given the first point of each curve at or after
+    /// it (`[mine, theirs]`; 0 and 0 for the start).
+    fn from(mine: &'a Curve, theirs: &'a Curve, [my_next, their_next]: [usize; 2]) -> Summed<'a> {
+        Summed { mine: &mine.points, theirs: &theirs.points, my_next, their_next, jumped: None }
     }
 }
 
@@ -657,6 +653,42 @@ fn left_count_at(points: &[Point], at: usize, value: f64) -> f64 {
             before.below + fraction(before.value, point.value, value) * (point.below - before.below)
         }
         None => 0.0,
+    }
+}
+
+/// Whether `base + left_count_at(points, at, value)` reaches `rank`, to the bit: where
+/// `value` lies between two points, that count lies between theirs (the interpolation is
+/// monotone, and so is each rounding), which decide without its division unless `rank` lies
+/// between them too (a search's last probe or two).
+#[inline]
+fn reaches(base: f64, points: &[Point], at: usize, value: f64, rank: f64) -> bool {
+    if let (Some(before), Some(point)) =
+        (at.checked_sub(1).and_then(|index| points.get(index)), points.get(at))
+    {
+        if point.value != value {
+            let ends = [before.below, before.below + (point.below - before.below)];
+            if base + ends[0].min(ends[1]) >= rank {
+                return true;
+            }
+            if base + ends[0].max(ends[1]) < rank {
+                return false;
+            }
+        }
+    }
+    base + left_count_at(points, at, value) >= rank
+}
+
+/// The first of the points at the value of point `index`: up to two stepped back over, more
+/// by a binary search (as [`counts_at`] finds the last).
+#[inline]
+fn run_start(points: &[Point], index: usize) -> usize {
+    let value = points[index].value;
+    let before = &points[..index];
+    match before {
+        [.., last] if last.value != value => index,
+        [] | [_] => 0,
+        [.., previous, _] if previous.value != value => index - 1,
+        _ => before.partition_point(|point| point.value < value),
     }
 }
 

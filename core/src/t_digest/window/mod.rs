@@ -92,10 +92,10 @@ const WINDOW_COMPRESSION_FACTOR: u64 = 4;
 /// The first read after a write that asks for this many values or fewer makes only the
 /// centroids it reads ([`SummedCut`]); one asking for more makes the window's whole digest.
 /// Measured in process (five full generations at compression 100, a value added before
-/// each read): the whole digest and a read of it took 6.7-7.5 µs whatever the values asked
-/// for; one, three, six, ten and sixteen values made from the cut 3.7, 4.5, 6.1, 6.6 and 9.9
-/// (a plain digest's read after an add 2.5).
-const FEW_ASKED: usize = 8;
+/// each read, two runs): the whole digest and a read of it took 6.8-8.0 µs whatever the
+/// values asked for; one, three, six, ten, twelve and sixteen values made from the cut 3.6,
+/// 4.2, 4.8-5.1, 5.9-6.4, 6.3-6.4 and 7.4-7.7 (a plain digest's read after an add 2.5-2.7).
+const FEW_ASKED: usize = 12;
 
 /// A t-digest over a sliding window of time; see the [module documentation](self).
 pub struct WindowTDigest {
