@@ -8,6 +8,7 @@
 //! can serve (power-of-two bucket counts, each within the memory budget, a chain that can
 //! only come from growth), and a chunk must land inside one sub-filter.
 
+use super::filter::MAX_COUNT;
 use super::params::MAX_BUCKETS;
 use super::{CuckooFilter, SubFilter, Width, MAX_BUCKET_SIZE, MAX_SUB_FILTERS};
 use crate::bytes::ByteArray;
@@ -96,6 +97,11 @@ impl Fields {
                 return Err(DecodeError::TooLarge);
             }
             buckets.push(current);
+        }
+        // INFO answers the counts as signed integers (a count of 2^63 answered
+        // -9223372036854775808), and a filter never counts past them.
+        if self.items > MAX_COUNT || self.deletes > MAX_COUNT {
+            return Err(malformed("more items or deletes than a filter counts"));
         }
         Ok(buckets)
     }
@@ -471,17 +477,31 @@ mod tests {
         assert!(CuckooFilter::load_wide_rdb(WIDE_VERSION, &mut Record(eight_bits), BUDGET).is_err());
     }
 
+    /// A header's counts go no further than INFO's signed integers (a count of 2^63 answered
+    /// `-9223372036854775808`); a filter loaded at the limit counts no further, and its own
+    /// record loads.
     #[test]
-    fn counters_from_a_header_saturate_instead_of_wrapping() {
-        let mut header = grown().header().as_bytes().to_vec();
-        header[..8].copy_from_slice(&u64::MAX.to_le_bytes());
-        header[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
-        let mut filter = CuckooFilter::from_header(&header, BUDGET).unwrap();
-        let item = filter.hash(b"x");
-        assert_eq!(filter.insert(item, LIMITS), Inserted::Added);
-        assert_eq!(filter.items(), u64::MAX);
-        assert!(filter.delete(item));
-        assert_eq!(filter.deletes(), 0, "compacted: a chain with more deletes than a tenth of its items");
+    fn counts_stop_where_info_can_answer_them() {
+        let filter = grown();
+        let with = |items: u64, deletes: u64| {
+            let mut header = filter.header().as_bytes().to_vec();
+            header[..8].copy_from_slice(&items.to_le_bytes());
+            header[16..24].copy_from_slice(&deletes.to_le_bytes());
+            CuckooFilter::from_header(&header, BUDGET)
+        };
+        assert!(with(MAX_COUNT + 1, 0).is_err());
+        assert!(with(u64::MAX, 0).is_err());
+        assert!(with(0, MAX_COUNT + 1).is_err());
+        let mut loaded = with(MAX_COUNT, MAX_COUNT).unwrap();
+        let (kept, gone) = (loaded.hash(b"kept"), loaded.hash(b"gone"));
+        assert_eq!(loaded.insert(kept, LIMITS), Inserted::Added);
+        assert_eq!(loaded.insert(gone, LIMITS), Inserted::Added);
+        assert_eq!(loaded.items(), MAX_COUNT);
+        assert!(loaded.delete(gone));
+        assert_eq!(loaded.items(), MAX_COUNT - 1);
+        assert!(loaded.deletes() <= MAX_COUNT);
+        let record = record_of(&loaded);
+        assert!(CuckooFilter::load_rdb(NEWEST_REDISBLOOM_VERSION, &mut Record(record), BUDGET).is_ok());
     }
 
     #[test]

@@ -9,6 +9,14 @@ use super::sub_filter::SubFilter;
 const ALTERNATE_MULTIPLIER: u64 = 0x5bd1_e995;
 /// Deletes beyond this share of the items trigger a compaction of a chain.
 const COMPACTION_SHARE: f64 = 0.10;
+/// The most items and deletes a filter counts: CF.INFO answers them as signed integers, and a
+/// record holds no more ([`CuckooFilter::load_rdb`]).
+pub(super) const MAX_COUNT: u64 = i64::MAX as u64;
+
+/// `count` and one more, up to [`MAX_COUNT`].
+fn counted(count: u64) -> u64 {
+    count.saturating_add(1).min(MAX_COUNT)
+}
 
 impl CuckooHash {
     /// The item's two candidate buckets in a sub-filter of `buckets` buckets.
@@ -226,12 +234,12 @@ impl CuckooFilter {
         let fingerprint = S::of(item.fingerprint);
         for sub_filter in self.sub_filters.iter_mut().rev() {
             if sub_filter.store(item.buckets(sub_filter.buckets), fingerprint, bucket_bytes) {
-                self.items = self.items.saturating_add(1);
+                self.items = counted(self.items);
                 return Inserted::Added;
             }
         }
         if self.evict_into_newest::<S>(item) {
-            self.items = self.items.saturating_add(1);
+            self.items = counted(self.items);
             return Inserted::Added;
         }
         if self.expansion == 0 || self.at_sub_filter_limit(limits.max_sub_filters) {
@@ -245,7 +253,7 @@ impl CuckooFilter {
         };
         // An empty sub-filter has room in the item's bucket.
         newest.store(item.buckets(newest.buckets), fingerprint, bucket_bytes);
-        self.items = self.items.saturating_add(1);
+        self.items = counted(self.items);
         Inserted::Added
     }
 
@@ -298,7 +306,7 @@ impl CuckooFilter {
             return false;
         }
         self.items = self.items.saturating_sub(1);
-        self.deletes = self.deletes.saturating_add(1);
+        self.deletes = counted(self.deletes);
         if self.sub_filters.len() > 1 && self.deletes as f64 > self.items as f64 * COMPACTION_SHARE {
             self.compact(false);
         }

@@ -21,8 +21,17 @@
 //!   `6 * compression + 10`, the nodes within the budget and the capacity;
 //! - bounds and means finite, weights integers from 0 (RedisBloom before 2.4 kept fractional
 //!   weights, which 2.8 truncates on load, as this does) below 2^63, the centroids' weights
-//!   adding up to no more than the merged weight, and both weights to no more than `i64::MAX`;
-//! - a buffer only where RedisBloom leaves one, in a digest of one observation or less.
+//!   adding up to no more than the merged weight (but for the roundings of weights past
+//!   2^53), and both weights to no more than `i64::MAX`. Less is no corruption: what the
+//!   truncations lost stays in the merged weight, and no bound on it would hold for long (a
+//!   compression keeps the shortfall with fewer centroids, a merge adds the sources');
+//! - in a digest that holds observations, the minimum at most the maximum and every mean
+//!   between them (but for a rounding: a merged mean is a weighted average of values there),
+//!   unless its weight is 0 (RedisBloom's lost value, of mean 0, merged into a digest);
+//! - a buffer only where RedisBloom leaves one, a single node in a digest of one observation
+//!   or less: RedisBloom's loader keeps the count and zeroes the nodes, and a record naming
+//!   millions of them (an 82-byte payload once made a server hold a gigabyte of zeroed
+//!   nodes, and the digest, full, refuse every add) is no digest RedisBloom writes.
 //!
 //! [`MAX_COMPRESSION`]: super::MAX_COMPRESSION
 
@@ -35,6 +44,11 @@ use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 const WEIGHT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 /// The largest double below [`WEIGHT_LIMIT`].
 const LARGEST_WEIGHT: f64 = 9_223_372_036_854_774_784.0;
+/// How far past its bounds, relative to their magnitude, a merged mean may lie: a rounding
+/// is 2^-53, and roundings do not pile up outward (each merge averages values within the
+/// bounds); this leaves room for thousands and none for another value. Among subnormal
+/// values, where a rounding is absolute, up to the smallest normal double.
+const BOUNDS_SLACK: f64 = 1.0 / (1u64 << 32) as f64;
 
 impl Persistent for TDigest {
     const ENCODING_VERSION: i32 = 0;
@@ -83,6 +97,15 @@ impl Persistent for TDigest {
         if unmerged_nodes > 0 && observations > 1 {
             return Err(DecodeError::Malformed("a buffer in a digest RedisBloom would have compressed"));
         }
+        if unmerged_nodes > 1 {
+            return Err(DecodeError::Malformed("more buffered nodes than RedisBloom leaves"));
+        }
+        if observations > 0 && min > max {
+            return Err(DecodeError::Malformed("a minimum above the maximum"));
+        }
+        // A merged mean may stray past the bounds by its rounding, never further.
+        let stray = min.abs().max(max.abs()) * BOUNDS_SLACK + f64::MIN_POSITIVE;
+        let within_bounds = |mean: f64| observations == 0 || (min - stray <= mean && mean <= max + stray);
         if unmerged_nodes == 0 && unmerged_weight > 0 {
             return Err(DecodeError::Malformed("an unmerged weight without unmerged nodes"));
         }
@@ -102,6 +125,10 @@ impl Persistent for TDigest {
         let mut centroids_weight: i64 = 0;
         for mean in means {
             let weight = weight(source.double()?)?;
+            // A node of no weight is RedisBloom's lost value (of mean 0) merged in: no bound.
+            if weight > 0 && !within_bounds(mean) {
+                return Err(DecodeError::Malformed("a centroid's mean outside the minimum and maximum"));
+            }
             centroids_weight = centroids_weight.saturating_add(weight);
             // Room for every node was made above.
             nodes.push(Centroid { mean, weight }, capacity).map_err(|_| DecodeError::OutOfMemory)?;

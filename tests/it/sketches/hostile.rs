@@ -311,3 +311,36 @@ fn redisbloom_hazards_answer_errors_here() {
     ok(&mut con, &["DEBUG", "RELOAD"]);
     assert_eq!(ok(&mut con, &["PING"]), Value::SimpleString("PONG".into()));
 }
+
+/// A t-digest record of a few dozen bytes naming sixty million buffered nodes (RedisBloom's
+/// loader zeroes as many as a record names) once made the server hold a gigabyte, and the
+/// digest, full, refuse every add: it is refused, and the server holds what it held.
+#[test]
+fn a_record_naming_millions_of_buffered_nodes_is_refused() {
+    let server = Server::start_with(&[], &["--rdbcompression", "no"]);
+    let mut con = server.connection();
+    let used = |con: &mut Connection| -> u64 {
+        info_field(con, "memory", "used_memory").and_then(|bytes| bytes.parse().ok()).unwrap_or(u64::MAX)
+    };
+    let before = used(&mut con);
+    let (capacity, buffered) = (60_000_010, 60_000_010);
+    let record = Record(
+        vec![
+            RecordValue::Double(1e7),
+            RecordValue::Double(0.0),
+            RecordValue::Double(0.0),
+            RecordValue::Signed(capacity),
+            RecordValue::Signed(0),
+            RecordValue::Signed(buffered),
+            RecordValue::Signed(0),
+            RecordValue::Double(0.0),
+            RecordValue::Double(0.0),
+        ]
+        .into(),
+    );
+    let payload = encode_payload("TDIS-TYPE", 0, &record).expect("a registered type");
+    assert!(payload.len() < 100, "{} bytes", payload.len());
+    assert!(call_bytes(&mut con, &[b"RESTORE", b"d", b"0", &payload]).is_err());
+    assert_eq!(ok(&mut con, &["EXISTS", "d"]), Value::Int(0));
+    assert!(used(&mut con) < before + (16 << 20), "{} bytes held, {before} before", used(&mut con));
+}

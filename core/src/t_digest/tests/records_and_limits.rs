@@ -146,7 +146,7 @@ fn hostile_records_are_refused() {
     assert!(load(good).is_ok());
     let nan = format!("d{:016x}", f64::NAN.to_bits());
     let inf = format!("d{:016x}", f64::INFINITY.to_bits());
-    let cases: [(&str, &str, &str); 17] = [
+    let cases: [(&str, &str, &str); 19] = [
         ("d4059000000000000", "d0000000000000000", "a compression of 0"),
         ("d4059000000000000", "d3ff8000000000000", "a compression of 1.5"),
         ("d4059000000000000", &nan, "a NaN compression"),
@@ -172,12 +172,38 @@ fn hostile_records_are_refused() {
             "s1 d4000000000000000 d3ff0000000000000",
             "a buffer's weight, no node",
         ),
+        (
+            "d3ff0000000000000 d4000000000000000 s610",
+            "d4000000000000000 d3ff0000000000000 s610",
+            "min above max",
+        ),
+        (
+            "d3ff0000000000000 d4000000000000000 d3ff",
+            "d3ff0000000000000 d4008000000000000 d3ff",
+            "a mean above the maximum",
+        ),
     ];
     for (from, to, why) in cases {
         let hostile = good.replacen(from, to, 1);
         assert_ne!(hostile, good, "{why}");
         assert!(load(&hostile).is_err(), "{why}: {hostile}");
     }
+    // What RedisBloom's records may hold still loads: a mean past a bound by a rounding, and
+    // centroids that lost to truncated fractional weights (2 of 4 here).
+    let rounded = good.replacen(
+        "d3ff0000000000000 d4000000000000000 d3ff",
+        "d3ff0000000000000 d4000000000000001 d3ff",
+        1,
+    );
+    assert!(load(&rounded).is_ok());
+    assert!(load(&good.replacen("s1 d4000000000000000 d0", "s1 d4010000000000000 d0", 1)).is_ok());
+    // A buffer of more than one node: RedisBloom leaves at most its one observation's.
+    let buffered = |nodes: usize| {
+        format!("d4059000000000000 d4016000000000000 d4016000000000000 s610 s0 s{nodes} s0 d0000000000000000 d3ff0000000000000")
+    };
+    assert!(load(&buffered(1)).is_ok());
+    assert!(load(&buffered(2)).is_err());
+    assert!(load(&buffered(609)).is_err());
     let truncated = good.rsplit_once(' ').unwrap().0;
     assert!(load(truncated).is_err());
     // The budget is checked before anything is allocated, or even read past the compression.
