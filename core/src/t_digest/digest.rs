@@ -542,14 +542,28 @@ fn merge_neighbours(nodes: &mut Vec<Centroid>, total: i64, compression: u64, sca
 }
 
 /// The mean of `into` once `node` is merged into it, `weight` the two weights' sum:
-/// RedisBloom's `mean + (node.mean - mean) * node.weight / weight`, unless that overflows
-/// (means far apart at the ends of the doubles), where the same mean is taken as a convex
-/// combination, which cannot. Two nodes of no weight keep the first one's mean (RedisBloom
-/// makes it NaN).
+/// RedisBloom's `mean + (node.mean - mean) * node.weight / weight`, kept between the two
+/// means, unless that overflows (means far apart at the ends of the doubles), where the same
+/// mean is taken as a convex combination, which cannot. Two nodes of no weight keep the first
+/// one's mean (RedisBloom makes it NaN); a node of some weight merged into one of none keeps
+/// its own. So a weighted mean never leaves the weighted means it came from: RedisBloom's form
+/// may round past `node.mean` by a unit in the last place (into a node of no weight, whose
+/// mean may lie anywhere), and a mean that left its digest's bounds so could make a record
+/// that its own load refuses.
 fn merged_mean(into: Centroid, node: Centroid, weight: i64) -> f64 {
+    if into.weight == 0 && node.weight > 0 {
+        return node.mean;
+    }
+    let (low, high) = (into.mean.min(node.mean), into.mean.max(node.mean));
     let mean = into.mean + (node.mean - into.mean) * node.weight as f64 / weight as f64;
     if mean.is_finite() {
-        return mean;
+        return if mean < low {
+            low
+        } else if mean > high {
+            high
+        } else {
+            mean
+        };
     }
     if weight == 0 {
         return into.mean;

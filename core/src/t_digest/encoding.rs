@@ -28,10 +28,10 @@
 //! - in a digest that holds observations, the minimum at most the maximum and every mean
 //!   between them (but for a rounding: a merged mean is a weighted average of values there),
 //!   unless its weight is 0 (RedisBloom's lost value, of mean 0, merged into a digest);
-//! - a buffer only where RedisBloom leaves one, a single node in a digest of one observation
-//!   or less: RedisBloom's loader keeps the count and zeroes the nodes, and a record naming
-//!   millions of them (an 82-byte payload once made a server hold a gigabyte of zeroed
-//!   nodes, and the digest, full, refuse every add) is no digest RedisBloom writes.
+//! - a buffer only where RedisBloom leaves one, in a digest of one observation or less, and
+//!   of at most [`MAX_BUFFERED_NODES`]: RedisBloom's loader keeps the count and zeroes the
+//!   nodes, and a record naming millions of them (an 82-byte payload once made a server hold a
+//!   gigabyte of zeroed nodes, and the digest, full, refuse every add) is no digest it writes.
 //!
 //! [`MAX_COMPRESSION`]: super::MAX_COMPRESSION
 
@@ -42,6 +42,13 @@ use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 
 /// 2^63: weights and counts are below it.
 const WEIGHT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+/// The most buffered nodes a record may name. RedisBloom leaves them only in a digest of one
+/// observation or less, where its compression merges nothing: its single value, and a node
+/// of no weight for each source of a TDIGEST.MERGE that had lost its value to a reload
+/// (`TDIGEST.MERGE m 3 one one one` buffers three). Its loader zeroes as many as a record
+/// names, which cost nothing in the record: a record of 82 bytes naming sixty million made a
+/// server hold a gigabyte. A thousand merged sources of lost values is past any use.
+const MAX_BUFFERED_NODES: usize = 1024;
 /// The largest double below [`WEIGHT_LIMIT`].
 const LARGEST_WEIGHT: f64 = 9_223_372_036_854_774_784.0;
 /// How far past its bounds, relative to their magnitude, a merged mean may lie: a rounding
@@ -97,7 +104,7 @@ impl Persistent for TDigest {
         if unmerged_nodes > 0 && observations > 1 {
             return Err(DecodeError::Malformed("a buffer in a digest RedisBloom would have compressed"));
         }
-        if unmerged_nodes > 1 {
+        if unmerged_nodes > MAX_BUFFERED_NODES {
             return Err(DecodeError::Malformed("more buffered nodes than RedisBloom leaves"));
         }
         if observations > 0 && min > max {

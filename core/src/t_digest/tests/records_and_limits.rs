@@ -197,13 +197,20 @@ fn hostile_records_are_refused() {
     );
     assert!(load(&rounded).is_ok());
     assert!(load(&good.replacen("s1 d4000000000000000 d0", "s1 d4010000000000000 d0", 1)).is_ok());
-    // A buffer of more than one node: RedisBloom leaves at most its one observation's.
-    let buffered = |nodes: usize| {
-        format!("d4059000000000000 d4016000000000000 d4016000000000000 s610 s0 s{nodes} s0 d0000000000000000 d3ff0000000000000")
+    // A buffer of nodes of no weight, as RedisBloom's merges of digests that lost their value
+    // leave, loads; one naming more than a thousand does not (nor more than the capacity).
+    let buffered = |compression: &str, capacity: usize, nodes: usize| {
+        format!("{compression} d4016000000000000 d4016000000000000 s{capacity} s0 s{nodes} s0 d0000000000000000 d3ff0000000000000")
     };
-    assert!(load(&buffered(1)).is_ok());
-    assert!(load(&buffered(2)).is_err());
-    assert!(load(&buffered(609)).is_err());
+    assert!(load(&buffered("d4059000000000000", 610, 1)).is_ok());
+    assert!(load(&buffered("d4059000000000000", 610, 3)).is_ok());
+    // RedisBloom 2.8.2's own: TDIGEST.ADD one 5, DEBUG RELOAD, TDIGEST.MERGE m3 3 one one one.
+    let merged_lost_values =
+        "d4059000000000000 d0000000000000000 d0000000000000000 s610 s0 s3 s0 d0000000000000000 d0000000000000000";
+    assert!(load(merged_lost_values).is_ok());
+    assert!(load(&buffered("d4059000000000000", 610, 611)).is_err());
+    assert!(load(&buffered("d40c3880000000000", 60010, 1024)).is_ok());
+    assert!(load(&buffered("d40c3880000000000", 60010, 1025)).is_err());
     let truncated = good.rsplit_once(' ').unwrap().0;
     assert!(load(truncated).is_err());
     // The budget is checked before anything is allocated, or even read past the compression.
@@ -285,4 +292,35 @@ fn records_past_2_to_the_53_load_and_keep_loading() {
             digest = TDigest::merge(None, &[&digest], Some(20 + round as u64), BUDGET).unwrap();
         }
     }
+}
+
+/// A mean a load accepts just past a bound (a rounding's worth) stays within what a load
+/// accepts through every compression: merged into a node of no weight, RedisBloom's form
+/// rounded one unit further, and the digest's own record was refused (a restart would fail).
+#[test]
+fn a_mean_at_the_edge_of_what_a_load_accepts_never_passes_it() {
+    // A maximum and a weight where the edge, merged into a node of no weight, rounds up.
+    let (max, weight) = (1.622_901_694_889_702, 13.0);
+    let edge = max + (max * (1.0 / (1u64 << 32) as f64) + f64::MIN_POSITIVE);
+    assert!(edge * weight / weight > edge);
+    let mut values = vec![
+        RecordValue::Double(1.0),
+        RecordValue::Double(-1.0),
+        RecordValue::Double(max),
+        RecordValue::Signed(16),
+        RecordValue::Signed(15),
+        RecordValue::Signed(0),
+        RecordValue::Signed(0),
+        RecordValue::Double(1000.0),
+        RecordValue::Double(0.0),
+    ];
+    let means = [-1.0, 0.0, edge].into_iter().chain([5.0; 12]);
+    let weights = [1.0, 0.0, weight].into_iter().chain([0.0; 12]);
+    values.extend(means.map(RecordValue::Double));
+    values.extend(weights.map(RecordValue::Double));
+    let mut digest = TDigest::load_rdb(0, &mut Record(values.into()), BUDGET).unwrap();
+    // The add compresses first (the node array is full): the node of no weight takes the edge.
+    digest.add(&[-1.0]).unwrap();
+    let saved = tokens(&digest);
+    assert_eq!(tokens(&load(&saved).unwrap()), saved);
 }
