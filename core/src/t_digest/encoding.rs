@@ -19,7 +19,9 @@
 //!
 //! - the compression an integer from 1 to [`MAX_COMPRESSION`], the capacity its
 //!   `6 * compression + 10`, the nodes within the budget and the capacity;
-//! - bounds and means finite, weights integers from 0 (RedisBloom before 2.4 kept fractional
+//! - bounds and means finite (but a node of no weight whose mean RedisBloom made NaN, `0 *
+//!   0 / 0`, merging two values lost to reloads: loaded as the lost value, of mean 0), weights
+//!   integers from 0 (RedisBloom before 2.4 kept fractional
 //!   weights, which 2.8 truncates on load, as this does) below 2^63, the centroids' weights
 //!   adding up to no more than the merged weight (but for the roundings of weights past
 //!   2^53), and both weights to no more than `i64::MAX`. Less is no corruption: what the
@@ -123,27 +125,32 @@ impl Persistent for TDigest {
         let mut means = Vec::new();
         means.try_reserve_exact(merged_nodes).map_err(|_| DecodeError::OutOfMemory)?;
         for _ in 0..merged_nodes {
-            let mean = source.double()?;
-            if !mean.is_finite() {
-                return Err(DecodeError::Malformed("a centroid's mean that is not finite"));
-            }
-            means.push(mean);
+            means.push(source.double()?);
         }
-        let mut centroids_weight: i64 = 0;
+        // Summed wide: a saturating sum stops at `i64::MAX`, within the roundings' allowance of
+        // a merged weight near it, however heavy the centroids.
+        let mut centroids_weight: i128 = 0;
         for mean in means {
             let weight = weight(source.double()?)?;
-            // A node of no weight is RedisBloom's lost value (of mean 0) merged in: no bound.
-            if weight > 0 && !within_bounds(mean) {
-                return Err(DecodeError::Malformed("a centroid's mean outside the minimum and maximum"));
-            }
-            centroids_weight = centroids_weight.saturating_add(weight);
+            let mean = match (weight, mean.is_finite()) {
+                // A node of no weight is RedisBloom's lost value, of mean 0, merged in: no
+                // bound; and where its compression merged two of them, `0 * 0 / 0`, NaN.
+                (0, true) => mean,
+                (0, false) => 0.0,
+                (_, false) => return Err(DecodeError::Malformed("a centroid's mean that is not finite")),
+                (_, true) if !within_bounds(mean) => {
+                    return Err(DecodeError::Malformed("a centroid's mean outside the minimum and maximum"));
+                }
+                (_, true) => mean,
+            };
+            centroids_weight += i128::from(weight);
             // Room for every node was made above.
             nodes.push(Centroid { mean, weight }, capacity).map_err(|_| DecodeError::OutOfMemory)?;
         }
         // Weights are saved as doubles, exact to 2^53 only: past it, each is rounded, and the
         // centroids' sum may pass the merged weight by the roundings, which is no corruption.
-        let rounding = (merged_weight as f64 * f64::EPSILON * (merged_nodes as f64 + 1.0)) as i64;
-        if centroids_weight.saturating_sub(merged_weight) > rounding {
+        let rounding = (merged_weight as f64 * f64::EPSILON * (merged_nodes as f64 + 1.0)) as i128;
+        if centroids_weight - i128::from(merged_weight) > rounding {
             return Err(DecodeError::Malformed("centroids weighing more than the merged weight"));
         }
         let lost = if unmerged_nodes == 1 && unmerged_weight == 1 && min == max {

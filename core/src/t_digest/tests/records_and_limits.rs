@@ -324,3 +324,53 @@ fn a_mean_at_the_edge_of_what_a_load_accepts_never_passes_it() {
     let saved = tokens(&digest);
     assert_eq!(tokens(&load(&saved).unwrap()), saved);
 }
+
+/// RedisBloom 2.8.2 merges two values lost to reloads (nodes of mean 0 and weight 0) into a
+/// node of mean `0 * 0 / 0`: TDIGEST.ADD a 1 and b 2, DEBUG RELOAD, TDIGEST.MERGE m 2 a b,
+/// TDIGEST.ADD m 3 4 saves this record, which RedisBloom loads and answers 4 to QUANTILE 0.5.
+/// Its RDB must load here too (a server that refused it could not start): the node loads as
+/// the lost value it merged. A weighted node's NaN mean is still refused.
+#[test]
+fn redisblooms_merge_of_two_lost_values_loads() {
+    let nan = format!("d{:016x}", f64::NAN.to_bits());
+    let record = format!(
+        "d4059000000000000 d0000000000000000 d4010000000000000 s610 s3 s0 s1 d4000000000000000 \
+         d0000000000000000 {nan} d4008000000000000 d4010000000000000 d0000000000000000 \
+         d3ff0000000000000 d3ff0000000000000"
+    );
+    let digest = load(&record).unwrap();
+    assert_same(&digest.quantiles(&[0.5]).unwrap(), &[4.0]);
+    assert_eq!(tokens(&load(&tokens(&digest)).unwrap()), tokens(&digest));
+    let weighted = record.replacen("s1 d4000000000000000", "s1 d4008000000000000", 1).replacen(
+        "d0000000000000000 d3ff0000000000000 d3ff",
+        "d3ff0000000000000 d3ff0000000000000 d3ff",
+        1,
+    );
+    assert_eq!(load(&weighted).unwrap_err(), DecodeError::Malformed("a centroid's mean that is not finite"));
+}
+
+/// Centroids far heavier than the merged weight are refused however heavy: summed with a
+/// saturating add they stopped at `i64::MAX`, within the roundings' allowance of a merged
+/// weight near it, and answered CDFs above 1 and ranks of `i64::MIN`.
+#[test]
+fn centroids_heavier_than_any_count_are_refused() {
+    let merged_weight = (i64::MAX - 1023) as f64;
+    let heavy = |nodes: i64, weight: f64| {
+        let mut values = vec![
+            RecordValue::Double(100.0),
+            RecordValue::Double(1.0),
+            RecordValue::Double(nodes as f64),
+            RecordValue::Signed(610),
+            RecordValue::Signed(nodes),
+            RecordValue::Signed(0),
+            RecordValue::Signed(1),
+            RecordValue::Double(merged_weight),
+            RecordValue::Double(0.0),
+        ];
+        values.extend((1..=nodes).map(|mean| RecordValue::Double(mean as f64)));
+        values.extend((0..nodes).map(|_| RecordValue::Double(weight)));
+        TDigest::load_rdb(0, &mut Record(values.into()), BUDGET)
+    };
+    assert!(heavy(8, 4.6e18).is_err(), "eight centroids of 2^62 against one merged weight near 2^63");
+    assert!(heavy(1, merged_weight).is_ok());
+}
