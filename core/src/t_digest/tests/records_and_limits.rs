@@ -250,20 +250,8 @@ fn an_excess_of_weight_a_load_accepted_never_makes_an_unloadable_record() {
     const NODES: i64 = 20;
     let weight = 1i64 << 56;
     let merged_weight = (NODES * weight - 4096) as f64;
-    let mut values = vec![
-        RecordValue::Double(100.0),
-        RecordValue::Double(1.0),
-        RecordValue::Double(NODES as f64),
-        RecordValue::Signed(610),
-        RecordValue::Signed(NODES),
-        RecordValue::Signed(0),
-        RecordValue::Signed(0),
-        RecordValue::Double(merged_weight),
-        RecordValue::Double(0.0),
-    ];
-    values.extend((1..=NODES).map(|mean| RecordValue::Double(mean as f64)));
-    values.extend((0..NODES).map(|_| RecordValue::Double(weight as f64)));
-    let mut digest = TDigest::load_rdb(0, &mut Record(values.into()), BUDGET).unwrap();
+    let nodes: Vec<(f64, f64)> = (1..=NODES).map(|mean| (mean as f64, weight as f64)).collect();
+    let mut digest = load_centroids(100.0, [1.0, NODES as f64], &nodes, merged_weight).unwrap();
     digest.compress();
     assert!(digest.info().unwrap().merged_nodes < 10, "the compression merged centroids");
     let saved = tokens(&digest);
@@ -303,22 +291,9 @@ fn a_mean_at_the_edge_of_what_a_load_accepts_never_passes_it() {
     let (max, weight) = (1.622_901_694_889_702, 13.0);
     let edge = max + (max * (1.0 / (1u64 << 32) as f64) + f64::MIN_POSITIVE);
     assert!(edge * weight / weight > edge);
-    let mut values = vec![
-        RecordValue::Double(1.0),
-        RecordValue::Double(-1.0),
-        RecordValue::Double(max),
-        RecordValue::Signed(16),
-        RecordValue::Signed(15),
-        RecordValue::Signed(0),
-        RecordValue::Signed(0),
-        RecordValue::Double(1000.0),
-        RecordValue::Double(0.0),
-    ];
-    let means = [-1.0, 0.0, edge].into_iter().chain([5.0; 12]);
-    let weights = [1.0, 0.0, weight].into_iter().chain([0.0; 12]);
-    values.extend(means.map(RecordValue::Double));
-    values.extend(weights.map(RecordValue::Double));
-    let mut digest = TDigest::load_rdb(0, &mut Record(values.into()), BUDGET).unwrap();
+    let nodes: Vec<(f64, f64)> =
+        [(-1.0, 1.0), (0.0, 0.0), (edge, weight)].into_iter().chain([(5.0, 0.0); 12]).collect();
+    let mut digest = load_centroids(1.0, [-1.0, max], &nodes, 1000.0).unwrap();
     // The add compresses first (the node array is full): the node of no weight takes the edge.
     digest.add(&[-1.0]).unwrap();
     let saved = tokens(&digest);
@@ -356,21 +331,33 @@ fn redisblooms_merge_of_two_lost_values_loads() {
 fn centroids_heavier_than_any_count_are_refused() {
     let merged_weight = (i64::MAX - 1023) as f64;
     let heavy = |nodes: i64, weight: f64| {
-        let mut values = vec![
-            RecordValue::Double(100.0),
-            RecordValue::Double(1.0),
-            RecordValue::Double(nodes as f64),
-            RecordValue::Signed(610),
-            RecordValue::Signed(nodes),
-            RecordValue::Signed(0),
-            RecordValue::Signed(1),
-            RecordValue::Double(merged_weight),
-            RecordValue::Double(0.0),
-        ];
-        values.extend((1..=nodes).map(|mean| RecordValue::Double(mean as f64)));
-        values.extend((0..nodes).map(|_| RecordValue::Double(weight)));
-        TDigest::load_rdb(0, &mut Record(values.into()), BUDGET)
+        let centroids: Vec<(f64, f64)> = (1..=nodes).map(|mean| (mean as f64, weight)).collect();
+        load_centroids(100.0, [1.0, nodes as f64], &centroids, merged_weight)
     };
     assert!(heavy(8, 4.6e18).is_err(), "eight centroids of 2^62 against one merged weight near 2^63");
     assert!(heavy(1, merged_weight).is_ok());
+}
+
+/// Loads the record of a digest at `compression` between `bounds` holding the merged
+/// centroids `nodes` (mean, weight) of `merged_weight` in all, and no buffer.
+fn load_centroids(
+    compression: f64,
+    [min, max]: [f64; 2],
+    nodes: &[(f64, f64)],
+    merged_weight: f64,
+) -> Result<TDigest, DecodeError> {
+    let mut values = vec![
+        RecordValue::Double(compression),
+        RecordValue::Double(min),
+        RecordValue::Double(max),
+        RecordValue::Signed(6 * compression as i64 + 10),
+        RecordValue::Signed(nodes.len() as i64),
+        RecordValue::Signed(0),
+        RecordValue::Signed(0),
+        RecordValue::Double(merged_weight),
+        RecordValue::Double(0.0),
+    ];
+    values.extend(nodes.iter().map(|&(mean, _)| RecordValue::Double(mean)));
+    values.extend(nodes.iter().map(|&(_, weight)| RecordValue::Double(weight)));
+    TDigest::load_rdb(0, &mut Record(values.into()), BUDGET)
 }
