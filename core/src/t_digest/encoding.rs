@@ -19,14 +19,14 @@
 //!
 //! - the compression an integer from 1 to [`MAX_COMPRESSION`], the capacity its
 //!   `6 * compression + 10`, the nodes within the budget and the capacity;
-//! - bounds and means finite (but a node of no weight whose mean RedisBloom made NaN, `0 *
-//!   0 / 0`, merging two values lost to reloads: loaded as the lost value, of mean 0), weights
-//!   integers from 0 (RedisBloom before 2.4 kept fractional
-//!   weights, which 2.8 truncates on load, as this does) below 2^63, the centroids' weights
-//!   adding up to no more than the merged weight (but for the roundings of weights past
-//!   2^53), and both weights to no more than `i64::MAX`. Less is no corruption: what the
-//!   truncations lost stays in the merged weight, and no bound on it would hold for long (a
-//!   compression keeps the shortfall with fewer centroids, a merge adds the sources');
+//! - bounds and means finite (but a node of no weight whose mean RedisBloom made NaN,
+//!   `0 * 0 / 0`, merging two values lost to reloads: loaded as the lost value, of mean 0);
+//! - weights integers from 0 (RedisBloom before 2.4 kept fractional weights, which 2.8
+//!   truncates on load, as this does) below 2^63, the centroids' weights adding up to no more
+//!   than the merged weight (but for the roundings of weights past 2^53), and both weights to
+//!   no more than `i64::MAX`. Less is no corruption: what the truncations lost stays in the
+//!   merged weight, and no bound on it would hold for long (a compression keeps the shortfall
+//!   with fewer centroids, a merge adds the sources');
 //! - in a digest that holds observations, the minimum at most the maximum and every mean
 //!   between them (but for a rounding: a merged mean is a weighted average of values there),
 //!   unless its weight is 0 (RedisBloom's lost value, of mean 0, merged into a digest);
