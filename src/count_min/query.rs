@@ -47,7 +47,7 @@ pub fn info(call: &Call) -> Result<(), CommandError> {
         (c"cell_size", cell_size.bytes() as i64),
     ];
     let window_fields = window.map(|schedule| {
-        [(c"window", schedule.window_ms() as i64), (c"generations", i64::from(schedule.generations()))]
+        [(c"Window", schedule.window_ms() as i64), (c"Generations", i64::from(schedule.generations()))]
     });
     call.reply_map(fields.len() + window_fields.map_or(0, |fields| fields.len()));
     for (label, value) in fields.into_iter().chain(window_fields.into_iter().flatten()) {

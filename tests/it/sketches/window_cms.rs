@@ -61,8 +61,8 @@ fn windowed_sketches_take_every_cms_command() {
         ("depth", 5),
         ("count", 0),
         ("cell_size", 4),
-        ("window", 86_400_000),
-        ("generations", 4),
+        ("Window", 86_400_000),
+        ("Generations", 4),
     ];
     assert_eq!(info(&mut con, "w"), pairs(&fresh));
     assert_eq!(ok(&mut con, &["CMS.INCRBY", "w", "a", "3", "b", "4"]), counts(&[3, 4]));
@@ -74,7 +74,7 @@ fn windowed_sketches_take_every_cms_command() {
     let Value::Map(map) = ok(&mut resp3, &["CMS.INFO", "w"]) else { panic!("a map under RESP3") };
     let labels: Vec<Value> = map.iter().map(|(label, _)| label.clone()).collect();
     assert_eq!(labels.len(), 6);
-    assert_eq!(labels[4], simple("window"));
+    assert_eq!(labels[4], simple("Window"));
     assert_eq!(map[5].1, Value::Int(4));
 
     // INITBYPROB, a cell size and generations; the plain overflow rules.
@@ -87,8 +87,8 @@ fn windowed_sketches_take_every_cms_command() {
         ("depth", 7),
         ("count", 0),
         ("cell_size", 1),
-        ("window", 86_400_000),
-        ("generations", 8),
+        ("Window", 86_400_000),
+        ("Generations", 8),
     ];
     assert_eq!(info(&mut con, "p"), pairs(&prob));
     assert_eq!(ok(&mut con, &["CMS.INCRBY", "p", "a", "250"]), counts(&[250]));
@@ -195,6 +195,6 @@ fn window_options_are_checked_and_held_to_the_memory_budget() {
     );
     assert_eq!(
         info(&mut con, "cells")[3..],
-        pairs(&[("cell_size", 8), ("window", 1000), ("generations", 2)])[..]
+        pairs(&[("cell_size", 8), ("Window", 1000), ("Generations", 2)])[..]
     );
 }
