@@ -27,6 +27,8 @@ pub enum CfError {
     BadErrorRate,
     /// ERROR below what 32-bit fingerprints give.
     ErrorRateTooSmall,
+    /// WINDOW or GENERATIONS (redbloom's, for the other types) among the options.
+    NoWindow,
 }
 
 impl CfError {
@@ -57,6 +59,7 @@ impl CfError {
             CfError::ErrorRateTooSmall => {
                 c"ERROR: below 2 * bucket size / 4294967295, the best 32-bit fingerprints reach."
             }
+            CfError::NoWindow => c"WINDOW: cuckoo filters do not forget; a windowed Bloom filter does (BF.RESERVE ... WINDOW ms)",
         }
     }
 }

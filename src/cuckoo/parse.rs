@@ -25,12 +25,17 @@ fn error_rate_value(value: &[u8], unparsable: CommandError) -> Result<f64, Comma
 /// checked in RedisBloom's order: the argument count, the capacity, each option (found
 /// anywhere among the arguments, the first occurrence winning, as RedisBloom finds them), then
 /// the capacity against the bucket size. ERROR, redbloom's, is looked for after the capacity
-/// only, so that a key named `error` means nothing.
+/// only, so that a key named `error` means nothing; so are the other types' WINDOW and
+/// GENERATIONS, refused rather than ignored as RedisBloom ignores words it does not know: a
+/// filter that was asked to forget must not be made as one that never does.
 pub fn reserve(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooParams, CommandError> {
     if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(CommandError::WrongArity);
     }
     let capacity = integer(args[2]).ok_or(CommandError::InsertBadCapacity)?;
+    if args[3..].iter().any(|arg| names_a_window(arg)) {
+        return Err(CfError::NoWindow.into());
+    }
     let option = |name: &str, min: u16, max: u16, unparsable: CfError, out_of_range: CfError| {
         let Some(position) = args.iter().position(|arg| is_keyword(arg, name)) else {
             return Ok(None);
@@ -69,15 +74,24 @@ pub fn reserve(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooParams, C
     })
 }
 
+/// Whether an option is the other types' `WINDOW` or `GENERATIONS`.
+fn names_a_window(arg: &[u8]) -> bool {
+    is_keyword(arg, "WINDOW") || is_keyword(arg, "GENERATIONS")
+}
+
 /// `CF.INSERT[NX] key [CAPACITY c] [NOCREATE] [ERROR rate] ITEMS item [item ...]`. As in
 /// RedisBloom, an option is known by its first letter, the last CAPACITY wins, everything
 /// after ITEMS is an item, and the capacity is checked even when the filter exists. ERROR is
-/// redbloom's and spelled out: to RedisBloom any other word of `e` is unknown.
+/// redbloom's and spelled out: to RedisBloom any other word of `e` is unknown. WINDOW and
+/// GENERATIONS answer what CF.RESERVE answers, not RedisBloom's unknown argument.
 pub fn insert(args: &[&[u8]], defaults: CuckooParams) -> Result<CuckooInsert, CommandError> {
     let mut parsed = CuckooInsert { params: defaults, no_create: false, first_item: 0 };
     let mut rate = None;
     let mut index = 2;
     while index < args.len() {
+        if names_a_window(args[index]) {
+            return Err(CfError::NoWindow.into());
+        }
         if is_keyword(args[index], "ERROR") {
             let value = args.get(index + 1).ok_or(CommandError::WrongArity)?;
             rate = Some(error_rate_value(value, CommandError::InsertBadErrorRate)?);
@@ -206,5 +220,25 @@ mod tests {
             Err(CommandError::InsertBadErrorRate)
         );
         assert_eq!(insert_default(&args("CF.INSERT k ERROR")), Err(CommandError::WrongArity));
+    }
+
+    /// The other types' WINDOW and GENERATIONS are refused among the options, in any case, and
+    /// mean nothing as the key, the capacity's place or an item.
+    #[test]
+    fn a_window_is_refused_not_ignored() {
+        let no_window = CommandError::from(CfError::NoWindow);
+        for line in [
+            "CF.RESERVE k 1000 WINDOW 60000",
+            "CF.RESERVE k 1000 BUCKETSIZE 4 generations 2",
+            "CF.RESERVE k 1000 EXPANSION 1 Window 5",
+        ] {
+            assert_eq!(reserve_default(&args(line)), Err(no_window), "{line}");
+        }
+        for line in ["CF.INSERT k WINDOW 60000 ITEMS a", "CF.INSERTNX k CAPACITY 100 Generations 2 ITEMS a"] {
+            assert_eq!(insert_default(&args(line)).map(|insert| insert.first_item), Err(no_window), "{line}");
+        }
+        assert!(reserve_default(&args("CF.RESERVE window 1000")).is_ok());
+        assert_eq!(reserve_default(&args("CF.RESERVE k window")), Err(CommandError::InsertBadCapacity));
+        assert_eq!(insert_default(&args("CF.INSERT k ITEMS window generations")).unwrap().first_item, 3);
     }
 }

@@ -2,6 +2,7 @@
 //! 2.8.2 and on this module.
 
 use super::Module;
+use crate::harness::{err, int, ok};
 use std::path::PathBuf;
 
 /// scripts/probe-cf.py re-checks about 300 observations of RedisBloom 2.8.2 (replies, errors,
@@ -30,4 +31,28 @@ fn the_probe_finds_this_module_answering_as_redisbloom() {
             String::from_utf8_lossy(&output.stderr)
         );
     }
+}
+
+/// WINDOW and GENERATIONS, which the other types take, are refused by CF.RESERVE and
+/// CF.INSERT[NX] with an error that points to the windowed Bloom filter, and create nothing
+/// (RedisBloom ignores CF.RESERVE's words it does not know, and would make a filter that
+/// never forgets).
+#[test]
+fn a_cuckoo_filter_refuses_a_window() {
+    let server = Module::Redbloom.start(&[]);
+    let mut con = server.connection();
+    let no_window =
+        "WINDOW: cuckoo filters do not forget; a windowed Bloom filter does (BF.RESERVE ... WINDOW ms)";
+    for command in [
+        &["CF.RESERVE", "k", "1000", "WINDOW", "60000"][..],
+        &["CF.RESERVE", "k", "1000", "BUCKETSIZE", "4", "generations", "2"],
+        &["CF.INSERT", "k", "WINDOW", "60000", "ITEMS", "a"],
+        &["CF.INSERTNX", "k", "CAPACITY", "1000", "GENERATIONS", "2", "ITEMS", "a"],
+    ] {
+        assert_eq!(err(&mut con, command), no_window, "{command:?}");
+        assert_eq!(int(&mut con, &["EXISTS", "k"]), 0, "{command:?} created the key");
+    }
+    ok(&mut con, &["CF.RESERVE", "k", "1000"]);
+    assert_eq!(err(&mut con, &["CF.INSERT", "k", "WINDOW", "60000", "ITEMS", "a"]), no_window);
+    assert_eq!(int(&mut con, &["CF.EXISTS", "k", "a"]), 0, "nothing added");
 }
