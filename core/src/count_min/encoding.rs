@@ -5,9 +5,14 @@
 //! counters of that size.
 //!
 //! Redis stamps the version a type registers on every value it saves, in the RDB and in DUMP
-//! payloads alike, so `save_rdb` writes version 1 whatever the cell size, as RedisBloom 8.12
-//! does. The AOF rewrite builds its RESTORE payloads itself: there a sketch of 4-byte cells
-//! is written as version 0, which every RedisBloom loads.
+//! payloads alike, and passes a loader the version it finds. This module registers version 0,
+//! so that an RDB of sketches of 4-byte cells (every sketch RedisBloom before 8.12 made, and
+//! the default) goes back to every RedisBloom. A sketch of another cell size has no version 0
+//! form: its record is the mark of one (width, depth and count 0 and no counters) followed by
+//! its version 1 fields. Every RedisBloom refuses it rather than misreading it: its loader of
+//! version 0 reads the mark's four fields (or refuses a sketch without counters), and Redis
+//! then finds the rest where the value's end should be. The AOF rewrite builds its RESTORE
+//! payloads itself, with the version of each: 0 for 4-byte cells, 1 (8.12's) for the others.
 //!
 //! A later version 2 (a hash configuration, a version and a seed, after the string: a pull
 //! request to RedisBloom, not in 8.12) loads too, when its hash is the legacy one (version and
@@ -27,9 +32,12 @@ use crate::decode::{DecodeError, Persistent, RdbSink, RdbSource};
 const CELL_SIZE_VERSION: i32 = 1;
 /// Version 2 added the hash configuration.
 const HASH_CONFIG_VERSION: i32 = 2;
+/// Width, depth and count of a version 0 record that holds a sketch of another cell size
+/// (its version 1 fields follow an empty counters string): no sketch has a zero dimension.
+const OTHER_CELL_SIZE_MARK: [u64; 3] = [0, 0, 0];
 
 impl Persistent for CountMinSketch {
-    const ENCODING_VERSION: i32 = CELL_SIZE_VERSION;
+    const ENCODING_VERSION: i32 = 0;
 
     fn load_rdb(
         encoding_version: i32,
@@ -39,9 +47,72 @@ impl Persistent for CountMinSketch {
         if !(0..=HASH_CONFIG_VERSION).contains(&encoding_version) {
             return Err(DecodeError::Malformed("an encoding version RedisBloom never wrote"));
         }
-        let width = source.unsigned()?;
-        let depth = source.unsigned()?;
-        let count = source.unsigned()?;
+        let head = [source.unsigned()?, source.unsigned()?, source.unsigned()?];
+        if encoding_version == 0 && head == OTHER_CELL_SIZE_MARK {
+            if !source.bytes()?.is_empty() {
+                return Err(DecodeError::Malformed("counters after the mark of another cell size"));
+            }
+            let head = [source.unsigned()?, source.unsigned()?, source.unsigned()?];
+            return CountMinSketch::load_fields(CELL_SIZE_VERSION, head, source, max_bytes);
+        }
+        CountMinSketch::load_fields(encoding_version, head, source, max_bytes)
+    }
+
+    /// Version 0, which every RedisBloom reads, for 4-byte cells; for others, the mark of
+    /// another cell size and version 1's fields, which no RedisBloom misreads.
+    fn save_rdb(&self, sink: &mut impl RdbSink) {
+        if self.cell_size() != CellSize::DEFAULT {
+            for field in OTHER_CELL_SIZE_MARK {
+                sink.unsigned(field);
+            }
+            sink.bytes(&[]);
+        }
+        self.save_fields(sink, self.cell_size() != CellSize::DEFAULT);
+    }
+
+    fn save_portable(&self, sink: &mut impl RdbSink) -> i32 {
+        let with_cell_size = self.cell_size() != CellSize::DEFAULT;
+        self.save_fields(sink, with_cell_size);
+        if with_cell_size {
+            CELL_SIZE_VERSION
+        } else {
+            0
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        CountMinSketch::memory_bytes(self)
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        CountMinSketch::try_clone(self)
+    }
+}
+
+impl CountMinSketch {
+    /// The record of version 1, or of version 0 (no cell size) when `with_cell_size` is off.
+    fn save_fields(&self, sink: &mut impl RdbSink, with_cell_size: bool) {
+        sink.unsigned(self.width());
+        sink.unsigned(self.depth());
+        sink.unsigned(self.count());
+        if with_cell_size {
+            sink.unsigned(self.cell_size().bytes() as u64);
+        }
+        sink.bytes(self.counter_bytes());
+    }
+
+    /// Version 1's record, which a windowed sketch's holds for its total and generations.
+    pub(super) fn save_with_cell_size(&self, sink: &mut impl RdbSink) {
+        self.save_fields(sink, true);
+    }
+
+    /// The rest of a record of `encoding_version` whose width, depth and count are `head`.
+    fn load_fields(
+        encoding_version: i32,
+        [width, depth, count]: [u64; 3],
+        source: &mut impl RdbSource,
+        max_bytes: usize,
+    ) -> Result<CountMinSketch, DecodeError> {
         let cell_size = if encoding_version >= CELL_SIZE_VERSION {
             CellSize::from_bytes(source.unsigned()?)
                 .ok_or(DecodeError::Malformed("a cell size other than 1, 2, 4 or 8 bytes"))?
@@ -76,40 +147,5 @@ impl Persistent for CountMinSketch {
             }
         }
         Ok(CountMinSketch::from_parts(width as usize, depth as usize, cell_size, count, counters))
-    }
-
-    fn save_rdb(&self, sink: &mut impl RdbSink) {
-        self.save_fields(sink, true);
-    }
-
-    fn save_portable(&self, sink: &mut impl RdbSink) -> i32 {
-        let with_cell_size = self.cell_size() != CellSize::DEFAULT;
-        self.save_fields(sink, with_cell_size);
-        if with_cell_size {
-            CELL_SIZE_VERSION
-        } else {
-            0
-        }
-    }
-
-    fn memory_bytes(&self) -> usize {
-        CountMinSketch::memory_bytes(self)
-    }
-
-    fn try_clone(&self) -> Option<Self> {
-        CountMinSketch::try_clone(self)
-    }
-}
-
-impl CountMinSketch {
-    /// The record of version 1, or of version 0 (no cell size) when `with_cell_size` is off.
-    fn save_fields(&self, sink: &mut impl RdbSink, with_cell_size: bool) {
-        sink.unsigned(self.width());
-        sink.unsigned(self.depth());
-        sink.unsigned(self.count());
-        if with_cell_size {
-            sink.unsigned(self.cell_size().bytes() as u64);
-        }
-        sink.bytes(self.counter_bytes());
     }
 }

@@ -1,9 +1,11 @@
 //! Sketches of every cell size in every way the server keeps and moves them: their records
-//! (encoding version 1 in the RDB and in DUMP payloads, as Redis stamps the registered
-//! version on every value; version 0 in the AOF for 4-byte cells), DEBUG RELOAD, an AOF
-//! rewrite without the RDB preamble and the commands after it, SAVE and restart, COPY, a
-//! replica; hand-built records of version 1, hostile ones refused; and the way back to
-//! RedisBloom 2.8.2, which reads version 0 only (and stops on an AOF with a version 1 RESTORE).
+//! (encoding version 0 in the RDB and in DUMP payloads, as Redis stamps the registered
+//! version on every value, a sketch of another cell size than 4 bytes marked there; in the
+//! AOF, version 0 for 4-byte cells and 1 for the others), DEBUG RELOAD, an AOF rewrite
+//! without the RDB preamble and the commands after it, SAVE and restart, COPY, a replica;
+//! hand-built records of version 1, hostile ones refused; and the way back to RedisBloom
+//! 2.8.2, which reads version 0 only: sketches of 4-byte cells go back by the RDB, a DUMP and
+//! the AOF, and one of another cell size is refused there rather than misread.
 
 use super::persistence::survives_save_restart_and_copy;
 use super::{as_in_redisbloom_2_8, replies, words, Script};
@@ -127,7 +129,7 @@ fn every_cell_size_survives_dump_reload_aof_restart_and_copy() {
     // The RDB's version, whatever the cell size: Redis stamps the registered one.
     for key in KEYS {
         let payload = dump_payload(&mut con, key);
-        assert_eq!(payload_version(&payload), 1, "{key}");
+        assert_eq!(payload_version(&payload), 0, "{key}");
         call_bytes(&mut con, &[b"RESTORE", b"copy", b"0", &payload, b"REPLACE"]).unwrap();
         assert_eq!(digest(&mut con, "copy"), digest(&mut con, key), "DUMP and RESTORE of {key}");
         assert_eq!(ok(&mut con, &["CMS.INFO", "copy"]), ok(&mut con, &["CMS.INFO", key]));
@@ -156,7 +158,7 @@ fn a_replica_holds_every_cell_size_bit_for_bit() {
     let master = Server::start_with(&[], &["--repl-diskless-sync-delay", "0"]);
     let mut con = master.connection();
     let mut random = Random::seeded();
-    // Half the traffic before the replica syncs (an RDB of version 1), half after (commands,
+    // Half the traffic before the replica syncs (an RDB of version 0), half after (commands,
     // refused pairs included, which the replica refuses alike).
     run(&mut con, &create());
     run(&mut con, &traffic(&mut random));
@@ -210,7 +212,7 @@ fn hand_built_version_1_records_load_and_hostile_ones_are_refused() {
         let held = counters.map(|counter| Value::Int(counter as i64));
         assert!(counts.iter().all(|count| held.contains(count)), "{counts:?}");
         let payload = dump_payload(&mut con, "k");
-        assert_eq!(payload_version(&payload), 1);
+        assert_eq!(payload_version(&payload), 0);
         // A version 2 record with the legacy hash loads as version 1.
         let mut version_2 = fields(max, Some(size as u64), cells(&counters, size));
         version_2.extend([RecordValue::Unsigned(0), RecordValue::Unsigned(0)]);
@@ -244,7 +246,7 @@ fn hand_built_version_1_records_load_and_hostile_ones_are_refused() {
 }
 
 #[test]
-fn redisbloom_2_8_records_load_as_4_byte_cells_and_go_back_by_the_aof_only() {
+fn redisbloom_2_8_records_load_as_4_byte_cells_and_go_back_by_rdb_dump_and_aof() {
     // Version 0 from the real RedisBloom 2.8.2: 4-byte cells, open to 8.12's commands.
     let redisbloom = Server::start_redisbloom(&[]);
     let mut theirs = redisbloom.connection();
@@ -276,30 +278,47 @@ fn redisbloom_2_8_records_load_as_4_byte_cells_and_go_back_by_the_aof_only() {
     refusing.take_file(&ours, "appendonlydir");
     let log = refusing.run_until_exit();
     assert!(log.contains("module data for the module 'bf' that is not terminated"), "{log}");
-    ok(&mut con, &["DEL", "narrow"]);
-    ok(&mut con, &["BGREWRITEAOF"]);
-    wait_for_rewrite(&mut con);
-    ok(&mut con, &["CMS.INCRBY", "made", "y", "6"]);
-    let mut back = Server::prepared(redisbloom_path(), &[], &aof);
-    back.take_file(&ours, "appendonlydir");
-    back.launch();
-    let mut returned = back.connection();
-    for (key, items) in [("old", "a b c"), ("made", "x y z")] {
-        for command in [format!("CMS.INFO {key}"), format!("CMS.QUERY {key} {items}")] {
-            let command = words(&command);
-            let ours = replies(&mut con, &vec![command.clone()]).remove(0);
-            let theirs = replies(&mut returned, &vec![command.clone()]).remove(0);
-            assert_eq!(as_in_redisbloom_2_8(&command, &ours), theirs, "{command:?}");
-        }
-    }
-    // RedisBloom 2.8.2 refuses a DUMP of this module's sketches (version 1, any cell size),
-    // and so an RDB holding one.
-    let payload = dump_payload(&mut con, "made");
-    let refused = call_bytes(&mut returned, &[b"RESTORE", b"dumped", b"0", &payload]);
+
+    // A DUMP, and so an RDB, holds a sketch of 4-byte cells in version 0, which RedisBloom
+    // 2.8.2 takes; one of 2-byte cells is marked, and refused there (`Bad data format`; an
+    // RDB holding one stops the server) rather than read as a sketch of 4-byte cells.
+    let narrow = dump_payload(&mut con, "narrow");
+    assert_eq!(payload_version(&narrow), 0);
+    let refused = call_bytes(&mut theirs, &[b"RESTORE", b"dumped", b"0", &narrow]);
     assert!(refused.is_err_and(|error| error.contains("Bad data format")));
+    assert_eq!(ok(&mut theirs, &["EXISTS", "dumped"]), Value::Int(0));
+    let made = dump_payload(&mut con, "made");
+    call_bytes(&mut theirs, &[b"RESTORE", b"dumped", b"0", &made]).expect("RedisBloom takes version 0");
+    for command in ["CMS.INFO dumped", "CMS.QUERY dumped x y z"] {
+        let command = words(command);
+        let original = words(&command.join(" ").replace("dumped", "made"));
+        let ours = replies(&mut con, &vec![original]).remove(0);
+        let theirs = replies(&mut theirs, &vec![command.clone()]).remove(0);
+        assert_eq!(as_in_redisbloom_2_8(&command, &ours), theirs, "{command:?}");
+    }
     ok(&mut con, &["SAVE"]);
     let mut by_rdb = Server::prepared(redisbloom_path(), &[], &[]);
     by_rdb.take_file(&ours, "dump.rdb");
     let log = by_rdb.run_until_exit();
     assert!(log.contains("module data for the module 'bf' that is not terminated"), "{log}");
+
+    ok(&mut con, &["DEL", "narrow"]);
+    ok(&mut con, &["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut con);
+    ok(&mut con, &["CMS.INCRBY", "made", "y", "6"]);
+    ok(&mut con, &["SAVE"]);
+    for (way, file, options) in [("AOF", "appendonlydir", &aof[..]), ("RDB", "dump.rdb", &[][..])] {
+        let mut back = Server::prepared(redisbloom_path(), &[], options);
+        back.take_file(&ours, file);
+        back.launch();
+        let mut returned = back.connection();
+        for (key, items) in [("old", "a b c"), ("made", "x y z")] {
+            for command in [format!("CMS.INFO {key}"), format!("CMS.QUERY {key} {items}")] {
+                let command = words(&command);
+                let ours = replies(&mut con, &vec![command.clone()]).remove(0);
+                let theirs = replies(&mut returned, &vec![command.clone()]).remove(0);
+                assert_eq!(as_in_redisbloom_2_8(&command, &ours), theirs, "{way}: {command:?}");
+            }
+        }
+    }
 }

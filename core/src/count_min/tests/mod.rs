@@ -24,7 +24,8 @@ fn sized(width: u64, depth: u64, cell_size: CellSize) -> CountMinSketch {
     CountMinSketch::new(width, depth, cell_size, BUDGET).unwrap()
 }
 
-/// The RDB record (version 1).
+/// The RDB record (version 0, the mark of another cell size first where the cells are not 4
+/// bytes).
 fn rdb_record(sketch: &CountMinSketch) -> Record {
     let mut record = Record::default();
     sketch.save_rdb(&mut record);

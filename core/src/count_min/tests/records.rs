@@ -4,14 +4,26 @@
 
 use super::*;
 
+/// The RDB record of a sketch of another cell size than 4 bytes: the mark (width, depth and
+/// count 0, no counters), then version 1's fields.
+fn marked(version_1: Record) -> Record {
+    let mark = [
+        RecordValue::Unsigned(0),
+        RecordValue::Unsigned(0),
+        RecordValue::Unsigned(0),
+        RecordValue::Bytes(vec![]),
+    ];
+    Record(mark.into_iter().chain(version_1.0).collect())
+}
+
 #[test]
 fn records_of_every_version_load_and_keep_their_cell_size() {
     let cells = [1, 2, 3, 4, 5, 6];
-    // RedisBloom 2.8's record loads as 4-byte cells; the RDB holds version 1 of it, a
-    // RESTORE payload (the AOF's) version 0 again, byte for byte.
+    // RedisBloom 2.8's record loads as 4-byte cells, and the RDB and a RESTORE payload (the
+    // AOF's) hold version 0 of it again, byte for byte.
     let version_0 = load(redisbloom_record(3, 2, 21, &cells), 0, BUDGET).unwrap();
     assert_eq!(version_0.cell_size(), CellSize::Four);
-    assert_eq!(rdb_record(&version_0), version_1_record(3, 2, 21, CellSize::Four, &cells));
+    assert_eq!(rdb_record(&version_0), redisbloom_record(3, 2, 21, &cells));
     assert_eq!(portable(&version_0), (0, redisbloom_record(3, 2, 21, &cells)));
     for cell_size in SIZES {
         let fields = |hash: Option<(u64, u64)>| {
@@ -24,21 +36,47 @@ fn records_of_every_version_load_and_keep_their_cell_size() {
         let version_1 = load(fields(None), 1, BUDGET).unwrap();
         assert_eq!(version_1.cell_size(), cell_size);
         assert_eq!(counters(&version_1), cells);
-        assert_eq!(rdb_record(&version_1), fields(None), "{cell_size:?}");
-        // Only 4-byte cells have a version 0 to travel in.
-        let expected = if cell_size == CellSize::Four {
-            (0, redisbloom_record(3, 2, 21, &cells))
+        // Only 4-byte cells have a version 0 to travel in; the others are marked in the RDB,
+        // and travel as version 1 in a RESTORE payload.
+        let (saved, expected) = if cell_size == CellSize::Four {
+            (redisbloom_record(3, 2, 21, &cells), (0, redisbloom_record(3, 2, 21, &cells)))
         } else {
-            (1, fields(None))
+            (marked(fields(None)), (1, fields(None)))
         };
+        assert_eq!(rdb_record(&version_1), saved, "{cell_size:?}");
         assert_eq!(portable(&version_1), expected);
+        assert_eq!(counters(&load(saved, 0, BUDGET).unwrap()), cells, "the RDB's record loads back");
         let version_2 = load(fields(Some((0, 0))), 2, BUDGET).unwrap();
-        assert_eq!(rdb_record(&version_2), fields(None));
+        assert_eq!(rdb_record(&version_2), rdb_record(&version_1));
         assert!(load(fields(Some((1, 0x1234))), 2, BUDGET).is_err(), "a seeded hash");
         assert!(load(fields(Some((0, 0))), 1, BUDGET).is_ok(), "the hash fields are version 2's");
         assert!(load(fields(None), 0, BUDGET).is_err(), "version 0 has no cell size");
+        assert!(load(marked(fields(None)), 1, BUDGET).is_err(), "the mark is version 0's");
     }
-    assert_eq!(CountMinSketch::ENCODING_VERSION, 1);
+    assert_eq!(CountMinSketch::ENCODING_VERSION, 0);
+}
+
+/// A marked record is refused where the mark is not exactly one (counters after it, a count
+/// in it), and where what follows is not a valid version 1 record.
+#[test]
+fn a_marked_record_holds_the_mark_and_a_valid_sketch() {
+    let valid = version_1_record(3, 2, 21, CellSize::One, &[1, 2, 3, 4, 5, 6]);
+    assert!(load(marked(valid.clone()), 0, BUDGET).is_ok());
+    let mut counters_after_the_mark = marked(valid.clone());
+    counters_after_the_mark.0[3] = RecordValue::Bytes(vec![0; 6]);
+    let mut counted_mark = marked(valid.clone());
+    counted_mark.0[2] = RecordValue::Unsigned(1);
+    let mut without_cell_size = marked(valid.clone());
+    without_cell_size.0.remove(7);
+    let mark_alone = Record(marked(valid).0.into_iter().take(4).collect());
+    for (what, record) in [
+        ("counters after the mark", counters_after_the_mark),
+        ("a count in the mark", counted_mark),
+        ("no cell size after the mark", without_cell_size),
+        ("the mark alone", mark_alone),
+    ] {
+        assert!(load(record, 0, BUDGET).is_err(), "{what}");
+    }
 }
 
 #[test]

@@ -86,12 +86,12 @@ impl Persistent for WindowedCountMin {
     }
 
     fn save_rdb(&self, sink: &mut impl RdbSink) {
-        self.total.save_rdb(sink);
+        self.total.save_with_cell_size(sink);
         self.generations.save(sink, |generation, sink| match generation {
             Generation::Open(_) => sink.unsigned(OPEN),
             Generation::Counted(counts) => {
                 sink.unsigned(COUNTED);
-                counts.save_rdb(sink);
+                counts.save_with_cell_size(sink);
             }
         });
     }
