@@ -211,6 +211,11 @@ pub fn merge(call: &Call) -> Result<(), CommandError> {
     if windowed {
         return merge_windowed(call, &mut destination, &keys, replace, compression);
     }
+    if !exists {
+        if let Some(sources) = all_windowed(&keys)? {
+            return merge_into_new_window(call, &mut destination, &sources, compression);
+        }
+    }
     let mut sources: Vec<&TDigest> = Vec::with_capacity(count);
     for key in &keys {
         match held(key)?.ok_or(TDigestError::KeyMissing)? {
@@ -256,13 +261,48 @@ fn merge_windowed(
         sources.push(key.get::<WindowTDigest>()?.ok_or(TDigestError::KeyMissing)?);
     }
     let merged = WindowTDigest::merged(kept, replace, &sources, compression, call.max_filter_bytes())
-        .map_err(|error| match error {
-            WindowMergeError::Plain(error) => merge_error(error),
-            WindowMergeError::Schedule => TDigestError::ScheduleDiffers,
-            WindowMergeError::Ahead => TDigestError::SourceAhead,
-        })?;
+        .map_err(window_merge_error)?;
     drop(sources);
     store_merged(call, destination, merged)
+}
+
+/// The sources, when every one is a windowed digest; an error where one is missing.
+fn all_windowed(keys: &[Key]) -> Result<Option<Vec<&WindowTDigest>>, CommandError> {
+    let mut sources = Vec::with_capacity(keys.len());
+    for key in keys {
+        match held(key)?.ok_or(TDigestError::KeyMissing)? {
+            Held::Windowed(digest) => sources.push(digest),
+            Held::Plain(_) => return Ok(None),
+        }
+    }
+    Ok(Some(sources))
+}
+
+/// TDIGEST.MERGE of windowed digests into a missing key: a new windowed digest of their
+/// window, merged at a span the sources give (the core's `WindowTDigest::merged_into_new`),
+/// so that a replica makes the same one, then rotated to the master's clock.
+fn merge_into_new_window(
+    call: &Call,
+    destination: &mut Key,
+    sources: &[&WindowTDigest],
+    compression: Option<u64>,
+) -> Result<(), CommandError> {
+    let merged = WindowTDigest::merged_into_new(sources, compression, call.max_filter_bytes())
+        .map_err(window_merge_error)?;
+    store_merged(call, destination, merged)?;
+    if let Some(digest) = destination.get_mut::<WindowTDigest>()? {
+        rotate_for_merge(call, digest);
+    }
+    Ok(())
+}
+
+/// A windowed merge's refusal.
+fn window_merge_error(error: WindowMergeError) -> TDigestError {
+    match error {
+        WindowMergeError::Plain(error) => merge_error(error),
+        WindowMergeError::Schedule => TDigestError::ScheduleDiffers,
+        WindowMergeError::Ahead => TDigestError::SourceAhead,
+    }
 }
 
 /// A plain merge's refusal, as RedisBloom words it.

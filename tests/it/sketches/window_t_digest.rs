@@ -130,9 +130,11 @@ fn the_window_options_and_their_errors() {
         ("TDIGEST.MERGE w 2 w g", "ERR T-Digest: window/generations is not equal"),
         ("TDIGEST.MERGE w 1 missing", "ERR T-Digest: key does not exist"),
         (
-            "TDIGEST.MERGE x 1 w",
+            "TDIGEST.MERGE x 2 w plain",
             "ERR T-Digest: a windowed t-digest cannot be a merge source (a plain digest does not forget)",
         ),
+        ("TDIGEST.MERGE x 2 w c", "ERR T-Digest: window/generations is not equal"),
+        ("TDIGEST.MERGE x 2 w missing", "ERR T-Digest: key does not exist"),
         (
             "TDIGEST.MERGE plain 2 plain w OVERRIDE",
             "ERR T-Digest: a windowed t-digest cannot be a merge source (a plain digest does not forget)",
@@ -477,10 +479,11 @@ fn assert_same_quantiles(master: &mut Connection, replica: &mut Connection, key:
     panic!("quantiles of {key} on the replica and the master: {:?} against {:?}", answers.0, answers.1);
 }
 
-/// TDIGEST.MERGE of windowed digests into a windowed one: with every value in one span, the
-/// result answers as a plain merge of plain digests given the same values, with and without
-/// OVERRIDE and with the destination among the sources; merged values keep their span's time
-/// and are forgotten with it; a replica holds the same result.
+/// TDIGEST.MERGE of windowed digests into a windowed one, or into a missing key (which it makes
+/// windowed, of the sources' window, as a plain merge makes a plain digest): with every value
+/// in one span, the result answers as a plain merge of plain digests given the same values,
+/// with and without OVERRIDE and with the destination among the sources; merged values keep
+/// their span's time and are forgotten with it; a replica holds the same result.
 #[test]
 fn windowed_digests_merge_span_by_span() {
     const WINDOW: u64 = 1500;
@@ -505,15 +508,25 @@ fn windowed_digests_merge_span_by_span() {
         add(&mut con, windowed, &values);
         add(&mut con, plain, &values);
     }
-    for (merge, options) in [("wd", &[][..]), ("wo", &["COMPRESSION", "80", "OVERRIDE"][..])] {
+    for (merge, options) in [
+        ("wd", &[][..]),
+        ("wo", &["COMPRESSION", "80", "OVERRIDE"][..]),
+        ("wn", &[][..]),
+        ("wc", &["COMPRESSION", "90"][..]),
+    ] {
         if merge == "wo" {
             ok(&mut con, &["TDIGEST.CREATE", "wo", "WINDOW", DAY]);
             ok(&mut con, &["TDIGEST.CREATE", "po"]);
         }
-        let plain_destination = if merge == "wd" { "pd" } else { "po" };
-        let mut windowed_args = vec!["TDIGEST.MERGE", merge, "3", "wa", "wb", merge];
+        let plain_destination =
+            ["pd", "po", "pn", "pc"][["wd", "wo", "wn", "wc"].iter().position(|key| *key == merge).unwrap()];
+        // Into a missing key, the destination is not among the sources.
+        let (count, last) = if matches!(merge, "wn" | "wc") { ("2", None) } else { ("3", Some(merge)) };
+        let mut windowed_args = vec!["TDIGEST.MERGE", merge, count, "wa", "wb"];
+        windowed_args.extend(last);
         windowed_args.extend(options);
-        let mut plain_args = vec!["TDIGEST.MERGE", plain_destination, "3", "pa", "pb", plain_destination];
+        let mut plain_args = vec!["TDIGEST.MERGE", plain_destination, count, "pa", "pb"];
+        plain_args.extend(last.map(|_| plain_destination));
         plain_args.extend(options);
         ok(&mut con, &windowed_args);
         ok(&mut con, &plain_args);
@@ -521,7 +534,8 @@ fn windowed_digests_merge_span_by_span() {
         assert_eq!(observations(&mut con, merge), observations(&mut con, plain_destination), "{merge}");
         assert_eq!(info(&mut con, merge)[0], info(&mut con, plain_destination)[0], "{merge}'s compression");
     }
-    assert_replica_matches(&mut con, &mut on_replica, &["wa", "wb", "wd", "wo"]);
+    assert_eq!(info(&mut con, "wn")[9..], info(&mut con, "wa")[9..], "the sources' window");
+    assert_replica_matches(&mut con, &mut on_replica, &["wa", "wb", "wd", "wo", "wn", "wc"]);
 
     // Merged values keep their span: a short window forgets them with the source's own.
     let short = WINDOW.to_string();
@@ -529,14 +543,18 @@ fn windowed_digests_merge_span_by_span() {
     ok(&mut con, &["TDIGEST.CREATE", "merged", "WINDOW", &short, "GENERATIONS", "3"]);
     let written = timed_add(&mut con, "source", &batch(200));
     ok(&mut con, &["TDIGEST.MERGE", "merged", "1", "source"]);
+    ok(&mut con, &["TDIGEST.MERGE", "made", "1", "source"]);
     if written.answered.elapsed() + MARGIN < Duration::from_millis(WINDOW) {
         assert_eq!(observations(&mut con, "merged"), 200);
+        assert_eq!(observations(&mut con, "made"), 200);
     } else {
         eprintln!("the machine was too slow to check the merged values within the window");
     }
     sleep_until(written.answered + Duration::from_millis(WINDOW + WINDOW / 3) + MARGIN);
-    assert!(doubles(ok(&mut con, &["TDIGEST.QUANTILE", "merged", "0.5"]))[0].is_nan(), "forgotten");
-    assert_replica_matches(&mut con, &mut on_replica, &["source", "merged"]);
+    for key in ["merged", "made"] {
+        assert!(doubles(ok(&mut con, &["TDIGEST.QUANTILE", key, "0.5"]))[0].is_nan(), "{key} forgotten");
+    }
+    assert_replica_matches(&mut con, &mut on_replica, &["source", "merged", "made"]);
 }
 
 #[test]

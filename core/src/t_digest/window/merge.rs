@@ -12,6 +12,11 @@
 //! left out, and a source's open generation becomes a closed one of the result when its span
 //! is older (compressed, as a rotation leaves a closed generation). The sources are only read,
 //! so a replica, holding the same values, computes the same result.
+//!
+//! A merge into a missing key makes a new windowed digest, as a plain merge makes a plain
+//! one: of the first source's window, at the latest of the sources' current spans (a time the
+//! sources give, so that a replica merges at the same one; the master rotates the result to
+//! its clock afterwards), at `COMPRESSION`'s compression or the largest of the sources'.
 
 use super::{checked_capacity, WindowTDigest};
 use crate::bytes::AllocationFailed;
@@ -37,6 +42,26 @@ impl From<AllocationFailed> for WindowMergeError {
 }
 
 impl WindowTDigest {
+    /// The merge of `sources` (at least one) into a new digest; see the [module
+    /// documentation](self).
+    pub fn merged_into_new(
+        sources: &[&WindowTDigest],
+        compression: Option<u64>,
+        max_bytes: usize,
+    ) -> Result<WindowTDigest, WindowMergeError> {
+        let Some(&first) = sources.first() else {
+            return Err(WindowMergeError::Schedule);
+        };
+        let compression = compression
+            .or(sources.iter().map(|source| source.compression).max())
+            .unwrap_or(first.compression);
+        let mut destination = WindowTDigest::new(compression, *first.schedule(), max_bytes)
+            .map_err(|error| WindowMergeError::Plain(error.into()))?;
+        let latest = sources.iter().map(|source| source.generations.current_start_ms()).max();
+        destination.generations.rotate(latest.unwrap_or_default());
+        WindowTDigest::merged(&destination, true, sources, Some(compression), max_bytes)
+    }
+
     /// The merge of `sources` into `destination` (kept in the result unless `replace`),
     /// span by span; see the [module documentation](self).
     pub fn merged(

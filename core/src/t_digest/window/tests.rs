@@ -602,6 +602,36 @@ fn a_windowed_merge_sums_span_by_span_and_leaves_out_what_expired() {
     assert_eq!(spans(&twice), [(9_750, 2), (10_500, 4)]);
 }
 
+/// A merge into a missing key makes a digest of the first source's window at the latest of
+/// the sources' current spans, at the sources' largest compression unless one is given: the
+/// very merge into an empty digest of that window rotated there.
+#[test]
+fn a_merge_into_a_new_digest_is_one_into_an_empty_one_at_the_sources_latest_span() {
+    let mut earlier = window(60);
+    add_at(&mut earlier, 9_900, &[2.0, 3.0]);
+    add_at(&mut earlier, 10_300, &[4.0]);
+    let mut later = window(80);
+    add_at(&mut later, 10_600, &[6.0, 7.0]);
+    for (compression, expected) in [(None, 80), (Some(50), 50)] {
+        let made = WindowTDigest::merged_into_new(&[&earlier, &later], compression, BUDGET).unwrap();
+        let mut empty = window(expected);
+        empty.rotate(10_600);
+        let into_empty = WindowTDigest::merged(&empty, false, &[&earlier, &later], None, BUDGET).unwrap();
+        assert_eq!(record(&made), record(&into_empty), "{compression:?}");
+        assert_eq!(made.compression(), expected);
+        assert_eq!(made.generations().current_start_ms(), 10_500);
+        assert_eq!(spans(&made), [(9_750, 2), (10_250, 1), (10_500, 2)]);
+    }
+    let other = WindowTDigest::new(100, Schedule::new(1000, 5).unwrap(), BUDGET).unwrap();
+    for sources in [&[&earlier, &other][..], &[&other, &earlier], &[]] {
+        assert_eq!(
+            WindowTDigest::merged_into_new(sources, None, BUDGET).unwrap_err(),
+            WindowMergeError::Schedule
+        );
+    }
+    assert!(WindowTDigest::merged_into_new(&[&earlier], Some(0), BUDGET).is_err());
+}
+
 /// Each span may hold up to `i64::MAX` observations, but the window's record holds their sum,
 /// which a load refuses past it: a merge that doubles two spans past it is refused, and
 /// every merge it makes before loads back.
