@@ -6,7 +6,7 @@ use super::error::CmsError;
 use crate::shared::call::Call;
 use crate::shared::error::CommandError;
 use crate::shared::parse;
-use crate::window::parse::trailing;
+use crate::window::parse::among_options;
 use crate::window::rotation::rotate_to_clock;
 use redbloom_core::count_min::window::WindowedCountMin;
 use redbloom_core::count_min::{dimensions, dimensions_for, CellSize, CountMinSketch, InitError, SizeError};
@@ -34,7 +34,8 @@ pub fn by_probability(call: &Call) -> Result<(), CommandError> {
 
 /// Both commands, in RedisBloom 8.12's order: the argument count (4, or 6 with the cell
 /// size, unless window options are among them); an existing key, of any type, before any
-/// argument is read; the dimensions; then the cell size; then the window. A sketch beyond
+/// argument is read; the dimensions; then the cell size and the window, each option checked
+/// as it is read. A sketch beyond
 /// `bf.max-filter-bytes` (a windowed one: with every generation it may come to hold) is
 /// refused before anything is allocated.
 fn create(
@@ -85,17 +86,24 @@ fn create(
     Ok(())
 }
 
-/// The options after the dimensions: `CELL_SIZE size` first, if given (the default size
-/// when absent; without window options, RedisBloom's two arguments, whatever the keyword),
-/// then the window, if any.
+/// The options after the dimensions: without window options, RedisBloom's two arguments,
+/// `CELL_SIZE size` whatever the keyword; with them, `CELL_SIZE size` among them in any
+/// order. The default size where none is given.
 fn options(call: &Call, windowed: bool) -> Result<(CellSize, Option<Schedule>), CommandError> {
-    let (size, window_from) = if parse::is_keyword(call.arg(4), "CELL_SIZE") || !windowed && call.argc() == 6
-    {
-        (cell_size(call.arg(4), call.arg(5))?, 6)
-    } else {
-        (CellSize::DEFAULT, 4)
-    };
-    Ok((size, trailing(&call.args(), window_from, CmsError::UnknownArgument.into())?))
+    if !windowed {
+        let size = if call.argc() == 6 { cell_size(call.arg(4), call.arg(5))? } else { CellSize::DEFAULT };
+        return Ok((size, None));
+    }
+    let args = call.args();
+    let mut size = CellSize::DEFAULT;
+    let window = among_options(&args, 4, CmsError::UnknownArgument.into(), |index| {
+        if !parse::is_keyword(args[index], "CELL_SIZE") {
+            return Ok(None);
+        }
+        size = cell_size(args[index], args.get(index + 1).copied().unwrap_or_default())?;
+        Ok(Some(2))
+    })?;
+    Ok((size, window))
 }
 
 /// `CELL_SIZE size`: the keyword in any case, the size an integer of 1, 2, 4 or 8.

@@ -21,7 +21,7 @@ use crate::shared::error::CommandError;
 use crate::shared::keyspace::Key;
 use crate::shared::metrics::{self, Measured};
 use crate::shared::parse::is_keyword;
-use crate::window::parse::trailing;
+use crate::window::parse::among_options;
 use crate::window::rotation::{free, rotate_for_merge, rotate_for_write, rotate_to_clock};
 use redbloom_core::decode::Persistent;
 use redbloom_core::t_digest::{
@@ -87,15 +87,18 @@ fn plain_compression(call: &Call) -> Result<u64, CommandError> {
     parse::compression(call.arg(3))
 }
 
-/// A windowed digest's options: `COMPRESSION c` first if given, then the window's.
+/// A windowed digest's options: `COMPRESSION c` and the window's, in any order.
 fn window_options(call: &Call) -> Result<(u64, Option<Schedule>), CommandError> {
     let args = call.args();
-    let (compression, window_from) = if is_keyword(call.arg(2), "COMPRESSION") {
-        (parse::compression(args.get(3).ok_or(TDigestError::BadCompression)?)?, 4)
-    } else {
-        (DEFAULT_COMPRESSION, 2)
-    };
-    Ok((compression, trailing(&args, window_from, TDigestError::WrongKeyword.into())?))
+    let mut compression = DEFAULT_COMPRESSION;
+    let window = among_options(&args, 2, TDigestError::WrongKeyword.into(), |index| {
+        if !is_keyword(args[index], "COMPRESSION") {
+            return Ok(None);
+        }
+        compression = parse::compression(args.get(index + 1).ok_or(TDigestError::BadCompression)?)?;
+        Ok(Some(2))
+    })?;
+    Ok((compression, window))
 }
 
 /// TDIGEST.RESET key: empties the digest, keeping its compression (and its window).

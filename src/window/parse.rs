@@ -49,10 +49,26 @@ impl WindowOptions {
 /// a sketch's creation takes after its own positional arguments. `Ok(None)` when there are
 /// none; `Err(other)` at the first argument that is not one.
 pub fn trailing(args: &[&[u8]], from: usize, other: CommandError) -> Result<Option<Schedule>, CommandError> {
+    among_options(args, from, other, |_| Ok(None))
+}
+
+/// As [`trailing`], the family's own options (`CELL_SIZE`, `COMPRESSION`) mixed in, in any
+/// order: `own` reads the one at an index, answering how many arguments it took (`None`: not
+/// one of its options).
+pub fn among_options(
+    args: &[&[u8]],
+    from: usize,
+    other: CommandError,
+    mut own: impl FnMut(usize) -> Result<Option<usize>, CommandError>,
+) -> Result<Option<Schedule>, CommandError> {
     let mut options = WindowOptions::default();
     let mut index = from;
     while index < args.len() {
-        index += options.read(args, index)?.ok_or(other)?;
+        let taken = match options.read(args, index)? {
+            Some(taken) => taken,
+            None => own(index)?.ok_or(other)?,
+        };
+        index += taken;
     }
     options.finish()
 }
@@ -74,6 +90,24 @@ mod tests {
         assert_eq!(trailing(&args("X k WINDOW 1000"), 2, other), schedule(1000, DEFAULT_GENERATIONS));
         assert_eq!(trailing(&args("X k"), 2, other), Ok(None));
         assert_eq!(trailing(&args("X k WINDOW 1000 EXTRA"), 2, other), Err(other));
+        // The family's own options, before, between and after the window's.
+        for line in [
+            "X k OWN 1 WINDOW 60000 GENERATIONS 8",
+            "X k WINDOW 60000 own 1 GENERATIONS 8",
+            "X k GENERATIONS 8 WINDOW 60000 OWN 1",
+        ] {
+            let line_args = args(line);
+            let mut seen = Vec::new();
+            let own = |index: usize| {
+                Ok(is_keyword(line_args[index], "OWN").then(|| {
+                    seen.push(index);
+                    2
+                }))
+            };
+            assert_eq!(among_options(&line_args, 2, other, own), schedule(60000, 8), "{line}");
+            assert_eq!(seen.len(), 1, "{line}");
+        }
+        assert_eq!(among_options(&args("X k WINDOW 1000 OTHER 1"), 2, other, |_| Ok(None)), Err(other));
         for (line, error) in [
             ("X k WINDOW", WindowError::WindowOutOfRange),
             ("X k WINDOW 0", WindowError::WindowOutOfRange),

@@ -175,7 +175,9 @@ fn window_options_are_checked_and_held_to_the_memory_budget() {
             "ERR generations must be an integer in [1, 64], at most the window in milliseconds",
         ),
         ("CMS.INITBYPROB k 0.01 0.01 GENERATIONS 4", "ERR GENERATIONS needs WINDOW"),
-        ("CMS.INITBYDIM k 100 5 WINDOW 1000 CELL_SIZE 2", "CMS: unknown argument"),
+        ("CMS.INITBYDIM k 100 5 WINDOW 1000 CELL_SIZE 3", "CMS: CELL_SIZE must be 1, 2, 4 or 8"),
+        ("CMS.INITBYDIM k 100 5 WINDOW 1000 CELL_SIZE", "CMS: CELL_SIZE must be 1, 2, 4 or 8"),
+        ("CMS.INITBYDIM k 100 5 WINDOW 1000 CELL 2", "CMS: unknown argument"),
         ("CMS.INITBYDIM k 100 5 WINDOW 1000 EXTRA", "CMS: unknown argument"),
         ("CMS.INITBYDIM k 100 5 CELL_SIZE 3 WINDOW 1000", "CMS: CELL_SIZE must be 1, 2, 4 or 8"),
         ("CMS.INITBYDIM k 0 5 WINDOW 1000", "CMS: invalid width"),
@@ -197,4 +199,15 @@ fn window_options_are_checked_and_held_to_the_memory_budget() {
         info(&mut con, "cells")[3..],
         pairs(&[("cell_size", 8), ("Window", 1000), ("Generations", 2)])[..]
     );
+    // The options in any order, as BF.RESERVE's.
+    for (key, order) in [
+        ("o1", &["GENERATIONS", "2", "CELL_SIZE", "8", "WINDOW", "1000"][..]),
+        ("o2", &["WINDOW", "1000", "CELL_SIZE", "8", "GENERATIONS", "2"]),
+        ("o3", &["WINDOW", "1000", "GENERATIONS", "2", "cell_size", "8"]),
+    ] {
+        let mut args = vec!["CMS.INITBYDIM", key, "100", "5"];
+        args.extend(order);
+        ok(&mut con, &args);
+        assert_eq!(info(&mut con, key), info(&mut con, "cells"), "{order:?}");
+    }
 }

@@ -81,6 +81,16 @@ fn the_window_options_and_their_errors() {
     assert_eq!(tail(&mut con, "w"), [("Window".to_string(), 60000), ("Generations".to_string(), 4)]);
     assert_eq!(tail(&mut con, "c"), [("Window".to_string(), 60000), ("Generations".to_string(), 6)]);
     assert_eq!(info(&mut con, "c")[0], ("Compression".to_string(), 50));
+    // The options in any order, as BF.RESERVE's.
+    for (key, order) in [
+        ("o1", &["WINDOW", "60000", "COMPRESSION", "50", "GENERATIONS", "6"][..]),
+        ("o2", &["GENERATIONS", "6", "WINDOW", "60000", "compression", "50"]),
+    ] {
+        let mut args = vec!["TDIGEST.CREATE", key];
+        args.extend(order);
+        ok(&mut con, &args);
+        assert_eq!(info(&mut con, key), info(&mut con, "c"), "{order:?}");
+    }
     assert_eq!(
         info(&mut con, "g")[9..].to_vec(),
         [("Window".to_string(), 1000), ("Generations".to_string(), 1)]
@@ -106,7 +116,8 @@ fn the_window_options_and_their_errors() {
         ("TDIGEST.CREATE x WINDOW 3 GENERATIONS 4", generations),
         ("TDIGEST.CREATE x GENERATIONS 4", "ERR GENERATIONS needs WINDOW"),
         ("TDIGEST.CREATE x COMPRESSION 100 GENERATIONS 4", "ERR GENERATIONS needs WINDOW"),
-        ("TDIGEST.CREATE x WINDOW 1000 COMPRESSION 10", "ERR T-Digest: wrong keyword"),
+        ("TDIGEST.CREATE x WINDOW 1000 COMPRESSION", "ERR T-Digest: error parsing compression parameter"),
+        ("TDIGEST.CREATE x WINDOW 1000 COMPRESS 10", "ERR T-Digest: wrong keyword"),
         ("TDIGEST.CREATE x WINDOW 1000 EXTRA", "ERR T-Digest: wrong keyword"),
         (
             "TDIGEST.CREATE x COMPRESSION 0 WINDOW 1000",
