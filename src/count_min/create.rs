@@ -35,9 +35,8 @@ pub fn by_probability(call: &Call) -> Result<(), CommandError> {
 /// Both commands, in RedisBloom 8.12's order: the argument count (4, or 6 with the cell
 /// size, unless window options are among them); an existing key, of any type, before any
 /// argument is read; the dimensions; then the cell size and the window, each option checked
-/// as it is read. A sketch beyond
-/// `bf.max-filter-bytes` (a windowed one: with every generation it may come to hold) is
-/// refused before anything is allocated.
+/// as it is read. A sketch beyond `bf.max-filter-bytes` (a windowed one: with every
+/// generation it may come to hold) is refused before anything is allocated.
 fn create(
     call: &Call,
     dimensions_of: impl FnOnce(&[u8], &[u8]) -> Result<(u64, u64), InitError>,
