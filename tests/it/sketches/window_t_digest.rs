@@ -519,25 +519,24 @@ fn windowed_digests_merge_span_by_span() {
         add(&mut con, windowed, &values);
         add(&mut con, plain, &values);
     }
-    for (merge, options) in [
-        ("wd", &[][..]),
-        ("wo", &["COMPRESSION", "80", "OVERRIDE"][..]),
-        ("wn", &[][..]),
-        ("wc", &["COMPRESSION", "90"][..]),
+    // Each windowed destination, its plain twin, whether it exists (it is then a source too),
+    // and the options.
+    for (merge, plain_destination, exists, options) in [
+        ("wd", "pd", true, &[][..]),
+        ("wo", "po", true, &["COMPRESSION", "80", "OVERRIDE"][..]),
+        ("wn", "pn", false, &[][..]),
+        ("wc", "pc", false, &["COMPRESSION", "90"][..]),
     ] {
         if merge == "wo" {
             ok(&mut con, &["TDIGEST.CREATE", "wo", "WINDOW", DAY]);
             ok(&mut con, &["TDIGEST.CREATE", "po"]);
         }
-        let plain_destination =
-            ["pd", "po", "pn", "pc"][["wd", "wo", "wn", "wc"].iter().position(|key| *key == merge).unwrap()];
-        // Into a missing key, the destination is not among the sources.
-        let (count, last) = if matches!(merge, "wn" | "wc") { ("2", None) } else { ("3", Some(merge)) };
+        let count = if exists { "3" } else { "2" };
         let mut windowed_args = vec!["TDIGEST.MERGE", merge, count, "wa", "wb"];
-        windowed_args.extend(last);
+        windowed_args.extend(exists.then_some(merge));
         windowed_args.extend(options);
         let mut plain_args = vec!["TDIGEST.MERGE", plain_destination, count, "pa", "pb"];
-        plain_args.extend(last.map(|_| plain_destination));
+        plain_args.extend(exists.then_some(plain_destination));
         plain_args.extend(options);
         ok(&mut con, &windowed_args);
         ok(&mut con, &plain_args);
